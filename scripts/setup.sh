@@ -1,0 +1,35 @@
+#!/usr/bin/env bash
+# Installs the Debian packages Tilec needs to build, test and benchmark.
+# Idempotent: installs only what is missing, and runs apt-get update only then.
+set -euo pipefail
+
+PACKAGES=(
+  # build
+  g++ cmake ninja-build pkg-config
+  # libraries
+  libfmt-dev libcli11-dev libgtest-dev
+  # OpenCL: ICD loader, headers, PoCL as the CPU driver
+  ocl-icd-opencl-dev opencl-c-headers opencl-clhpp-headers pocl-opencl-icd clinfo
+  # LLVM backend
+  llvm-19-dev
+  # tests compare against NumPy (Debian's numpy is for /usr/bin/python3)
+  python3-numpy
+)
+if [[ "${TILEC_BENCH_DEPS:-0}" == 1 ]]; then
+  PACKAGES+=(libdnnl-dev libopenblas-dev)
+fi
+
+missing=()
+for p in "${PACKAGES[@]}"; do
+  if ! dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed"; then
+    missing+=("$p")
+  fi
+done
+if ((${#missing[@]})); then
+  echo "setup: installing ${missing[*]}"
+  SUDO=""
+  if [[ $(id -u) != 0 ]]; then SUDO=sudo; fi
+  export DEBIAN_FRONTEND=noninteractive
+  $SUDO apt-get update -qq
+  $SUDO apt-get install -y -qq --no-install-recommends "${missing[@]}" >/dev/null
+fi

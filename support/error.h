@@ -1,0 +1,87 @@
+// The three kinds of error Tilec reports, and the macros that raise them.
+//
+//  * UserError     — the user's input is wrong (malformed Tile, wrong shapes,
+//                    bad .npy file, unknown layout, …). Carries a message and,
+//                    when the error is in Tile source, the file and span, and
+//                    prints as `file:line:col: error: msg` + the line + a caret.
+//  * InternalError — a bug in Tilec: a violated invariant. Prints the failed
+//                    condition and its place in Tilec's code and asks for a report.
+//  * DeviceError   — the device or its driver failed (no device, build failure,
+//                    launch failure). Carries the driver's build log if any.
+//
+// Messages are built only on failure: the macros take fmt-style arguments.
+#pragma once
+
+#include <fmt/format.h>
+
+#include <stdexcept>
+#include <string>
+
+#include "support/source.h"
+
+namespace tilec {
+
+class Error : public std::runtime_error {
+ public:
+  using std::runtime_error::runtime_error;
+  // The full text to show a user (may be several lines).
+  virtual std::string Render() const { return what(); }
+};
+
+class UserError : public Error {
+ public:
+  explicit UserError(std::string message) : Error(message), message_(std::move(message)) {}
+  UserError(std::string message, SourceFilePtr file, SourceSpan span)
+      : Error(message), message_(std::move(message)), file_(std::move(file)), span_(span) {}
+
+  const std::string& message() const { return message_; }
+  const SourceFilePtr& file() const { return file_; }
+  const SourceSpan& span() const { return span_; }
+
+  // `file:line:col: error: message` followed by the source line and a caret
+  // line (`^~~~` under the span), or `error: message` without a location.
+  std::string Render() const override;
+
+ private:
+  std::string message_;
+  SourceFilePtr file_;
+  SourceSpan span_;
+};
+
+class InternalError : public Error {
+ public:
+  explicit InternalError(std::string message) : Error(std::move(message)) {}
+  std::string Render() const override;
+};
+
+class DeviceError : public Error {
+ public:
+  explicit DeviceError(std::string message, std::string build_log = {})
+      : Error(std::move(message)), build_log_(std::move(build_log)) {}
+  const std::string& build_log() const { return build_log_; }
+  std::string Render() const override;
+
+ private:
+  std::string build_log_;
+};
+
+[[noreturn]] void ThrowInternal(const char* file, int line, const char* cond, const std::string& msg);
+
+}  // namespace tilec
+
+// A user error without a source location: TILEC_USER_ERROR("bad shape {}", s);
+#define TILEC_USER_ERROR(...) throw ::tilec::UserError(::fmt::format(__VA_ARGS__))
+
+// A user error at a span of a source file.
+#define TILEC_USER_ERROR_AT(file, span, ...) \
+  throw ::tilec::UserError(::fmt::format(__VA_ARGS__), (file), (span))
+
+// An internal invariant: TILEC_CHECK(i < n, "index {} out of {}", i, n);
+#define TILEC_CHECK(cond, ...)                                                        \
+  do {                                                                                \
+    if (!(cond)) [[unlikely]]                                                         \
+      ::tilec::ThrowInternal(__FILE__, __LINE__, #cond, ::fmt::format("" __VA_ARGS__)); \
+  } while (0)
+
+#define TILEC_UNREACHABLE(...) \
+  ::tilec::ThrowInternal(__FILE__, __LINE__, "unreachable", ::fmt::format("" __VA_ARGS__))

@@ -1,0 +1,24 @@
+// Bind: ast::Function + input shapes -> Program (typed, shapes bound).
+#pragma once
+
+#include <map>
+#include <string>
+
+#include "tile_lang/ast.h"
+#include "tile_lang/program.h"
+#include "tile_lang/types.h"
+
+namespace tilec::lang {
+
+// Pre: `f` came from Parse (spans point into f.source).
+// `inputs` gives a shape for every input of `f` (a rank-0 shape for scalars).
+// Post: a Program whose every op is typed and whose contractions carry
+// index bounds; or a UserError at the offending source span (unknown name,
+// rank or size mismatch, non-affine index, unbounded index, reassignment,
+// missing/extra input shape, …).
+Program Bind(const ast::Function& f, const std::map<std::string, Shape>& inputs);
+
+// Parses a shape spec "f32[32, 224, 224, 64]" (also "f32[]"); UserError if malformed.
+Shape ParseShape(std::string_view spec);
+
+}  // namespace tilec::lang
