@@ -26,6 +26,7 @@
 //    dtype.
 #pragma once
 
+#include <compare>
 #include <cstdint>
 #include <map>
 #include <optional>
@@ -63,6 +64,13 @@ Rational operator*(Rational a, Rational b);
 Rational operator/(Rational a, Rational b);
 bool operator<(Rational a, Rational b);
 std::string ToString(Rational r);  // "3", "-1/2"
+
+// Defined inline (an addition to the declaration above) because a member with a
+// deduced return type can only be used where its definition is visible; this
+// makes `>`, `<=` and `>=` usable everywhere. Cross products fit in 128 bits.
+inline auto Rational::operator<=>(const Rational& o) const {
+  return static_cast<__int128>(num) * o.den <=> static_cast<__int128>(o.num) * den;
+}
 
 // Affine polynomial over index variables: sum of coeff * var, plus a constant.
 struct Polynomial {

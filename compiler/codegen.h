@@ -1,0 +1,59 @@
+// GenerateKernel: a kernel (kernel.h) with its tile -> a sem function and its
+// launch geometry. Stage 8 of DESIGN.md.
+//
+// Contraction, elementwise and fill kernels follow the seed's structure
+// (gen_contraction.cc): work groups over output tiles; per-thread register
+// accumulators; loops over reduction tiles; optionally each input tile
+// staged in local memory through its read plan with clamped loads and
+// barriers; a fast path without constraint checks for tiles where every
+// constraint holds and a slow path with them; fused post-ops and stores.
+// Special and direct kernels use one work item per output element
+// (gen_special.cc).
+#pragma once
+
+#include <array>
+#include <cstdint>
+#include <vector>
+
+#include "compiler/hardware_model.h"
+#include "compiler/kernel.h"
+#include "compiler/read_plan.h"
+#include "compiler/sem/ir.h"
+#include "compiler/thread_plan.h"
+#include "tile_lang/program.h"
+
+namespace tilec::compiler {
+
+struct CodegenOptions {
+  // Stage input tiles in local memory (the GPU form). Off: threads read
+  // global memory directly and rely on caches (the CPU form).
+  bool use_local = true;
+};
+
+struct GeneratedKernel {
+  sem::Function function;
+  std::array<int64_t, 3> global = {1, 1, 1};  // work items per dimension
+  std::array<int64_t, 3> local = {1, 1, 1};   // work-group size
+  ThreadPlan threads;                          // flat kernels only
+  std::vector<ReadPlan> reads;                 // staged inputs only
+};
+
+// Pre: `spec` came from Lower(program); for flat kernels `tile` has one entry
+// per index (1 <= t <= range); otherwise it is ignored.
+// Post: a function that passes sem::Verify, whose parameters are global
+// pointers to the buffers of spec.outputs then spec.inputs, in that order.
+GeneratedKernel GenerateKernel(const KernelSpec& spec, const lang::Program& program,
+                               const std::vector<int64_t>& tile, const HardwareModel& hw,
+                               const CodegenOptions& options = {});
+
+// Internal entry points of the two generators (codegen.cc dispatches).
+GeneratedKernel GenerateFlatKernel(const KernelSpec& spec, const lang::Program& program,
+                                   const std::vector<int64_t>& tile, const HardwareModel& hw,
+                                   const CodegenOptions& options);
+GeneratedKernel GenerateSpecialKernel(const KernelSpec& spec, const lang::Program& program);
+
+// Helpers shared by the generators.
+std::string ParamName(const std::string& tensor, int position);  // a C identifier
+std::vector<sem::Param> BufferParams(const KernelSpec& spec, const lang::Program& program);
+
+}  // namespace tilec::compiler

@@ -1,0 +1,41 @@
+// Flatten: a bound contraction -> its flat table (flat.h). Stage 5 of DESIGN.md.
+#pragma once
+
+#include "compiler/flat.h"
+#include "tile_lang/program.h"
+
+namespace tilec::compiler {
+
+// Pre: `op` is a contraction of `program` (Bind's output): every tensor it
+// names is declared in program.tensors with dims matching the access ranks;
+// op.bounds holds one box [lo, hi] per entry of op.index_vars, containing
+// every valid assignment; every index polynomial uses only op.index_vars.
+//
+// Post: Verify(result) holds, and the result denotes the same contraction:
+//  * indices = op.index_vars in order, each shifted so its lower bound is 0
+//    (range = hi - lo + 1); the shift is folded into offsets and constraints.
+//    Indices are kept even when their range is 1 or no tensor uses them (an
+//    index used only by a constraint still multiplies a sum).
+//  * accesses = output, then inputs; stride of index i in tensor T is
+//    sum_d coeff(poly_d, i) * stride_d over T's plain layout (one physical dim
+//    per logical dim, divisor 1: row-major or any strides); offset =
+//    sum_d const(poly_d) * stride_d; limit = the layout's element count.
+//  * constraints: 0 <= poly and poly <= dim-1 for every access dimension
+//    (output first, then inputs, lower side before upper side), then both
+//    sides of every user constraint (multiplied by the common denominator
+//    when its coefficients are fractional). Each side is divided by the gcd
+//    of its coefficients; sides implied by the index box are dropped;
+//    sides with the same coefficients are merged into the tightest one.
+//  * An empty box (lo > hi for some index: no valid assignment) gives that
+//    index range 1 and adds the constraint (0,...,0) <= -1, which no point
+//    satisfies, so the contraction contributes nothing.
+//  * kernel_outputs = {op.output}; no post-ops (fusion adds them).
+//
+// Errors: InternalError "blocked layouts are not supported by Flatten yet"
+// for a layout that splits a dimension; InternalError "fractional index
+// polynomials need defractionalization" when a tensor access has a
+// non-integer coefficient or constant; UserError when strides or offsets
+// overflow 64 bits; InternalError for a violated precondition.
+FlatContraction Flatten(const lang::Program& program, const lang::ContractionOp& op);
+
+}  // namespace tilec::compiler

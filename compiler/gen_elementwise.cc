@@ -1,0 +1,193 @@
+#include "compiler/gen_elementwise.h"
+
+#include <cmath>
+#include <limits>
+
+#include "compiler/sem/builder.h"
+#include "support/error.h"
+
+namespace tilec::compiler {
+namespace {
+
+using lang::DataType;
+using lang::ElemFn;
+using namespace sem::builder;
+using sem::Expr;
+using sem::Type;
+
+DataType UnsignedOf(DataType t) {
+  switch (t) {
+    case DataType::I8: return DataType::U8;
+    case DataType::I16: return DataType::U16;
+    case DataType::I32: return DataType::U32;
+    case DataType::I64: return DataType::U64;
+    default: return t;
+  }
+}
+
+bool IsSignedInt(DataType t) { return lang::IsSigned(t); }
+
+// a op b on integers, wrapping for signed types (done in the unsigned type).
+Expr Wrapping(sem::BinaryOp op, const Expr& a, const Expr& b, DataType t) {
+  if (!IsSignedInt(t)) return sem::Binary::Make(op, a, b);
+  Type u = Type::Scalar(UnsignedOf(t));
+  return _Cast(Type::Scalar(t), sem::Binary::Make(op, _Cast(u, a), _Cast(u, b)));
+}
+
+Expr Negate(const Expr& a, DataType t) {
+  if (lang::IsFloat(t)) return -a;
+  return Wrapping(sem::BinaryOp::Sub, _Const(0, t), a, t);
+}
+
+Expr IsTrue(const Expr& e) {
+  if (e->type.IsBool()) return e;
+  return _Ne(e, e->type.IsFloat() ? _Float(0, e->type) : _Const(0, e->type));
+}
+
+Expr IntDiv(const Expr& a, const Expr& b, DataType t, bool remainder) {
+  Expr zero = _Const(0, t);
+  Expr one = _Const(1, t);
+  Expr is_zero = _Eq(b, zero);
+  Expr special = is_zero;
+  if (IsSignedInt(t)) special = _LogicalOr(is_zero, _Eq(b, _Const(-1, t)));
+  Expr safe = _Select(special, one, b);
+  Expr q = remainder ? a % safe : a / safe;
+  if (remainder) return _Select(special, zero, q);
+  Expr r = _Select(is_zero, zero, q);
+  if (IsSignedInt(t)) r = _Select(_Eq(b, _Const(-1, t)), Negate(a, t), r);
+  return r;
+}
+
+Expr FloatMod(const Expr& a, const Expr& b) {
+  Expr q = a / b;
+  Expr t = _Select(q >= 0, _Call(sem::CallFn::Floor, {q}), _Call(sem::CallFn::Ceil, {q}));
+  return a - b * t;
+}
+
+Expr Shift(sem::BinaryOp op, const Expr& a, const Expr& b, DataType t) {
+  Expr count = b & (lang::BitWidth(t) - 1);
+  if (op == sem::BinaryOp::Shl) return Wrapping(op, a, count, t);
+  return sem::Binary::Make(op, a, count);
+}
+
+Expr FloatCall(sem::CallFn fn, std::vector<Expr> args) { return _Call(fn, std::move(args)); }
+
+}  // namespace
+
+Expr ScalarConst(const lang::Scalar& s) {
+  if (lang::IsFloat(s.dtype)) return _Float(s.is_float ? s.f : static_cast<double>(s.i), s.dtype);
+  if (s.dtype == DataType::Bool) return _Bool(s.is_float ? s.f != 0 : s.i != 0);
+  int64_t v = s.is_float ? static_cast<int64_t>(s.f) : s.i;
+  return _Const(v, s.dtype);
+}
+
+Expr ConvertValue(const Expr& e, DataType to) {
+  const Type& from = e->type;
+  TILEC_CHECK(from.IsValue() && from.width == 1, "convert of {}", sem::ToString(from));
+  Type target = Type::Scalar(to);
+  if (from == target) return e;
+  if (to == DataType::Bool) return IsTrue(e);
+  if (from.IsBool()) return _Select(e, _Const(1, target), _Const(0, target));
+  if (from.IsFloat() && lang::IsInteger(to)) {
+    // Saturating, NaN -> 0, without ever casting an out-of-range value.
+    Expr x = e;
+    DataType ft = from.dtype == DataType::F16 ? DataType::F32 : from.dtype;
+    if (ft != from.dtype) x = _Cast(Type::Scalar(ft), x);
+    int bits = lang::BitWidth(to);
+    double lo = lang::IsSigned(to) ? -std::ldexp(1.0, bits - 1) : 0.0;
+    double hi = std::ldexp(1.0, lang::IsSigned(to) ? bits - 1 : bits);  // first value out of range
+    double below_hi = ft == DataType::F32 ? std::nextafter(static_cast<float>(hi), 0.0f)
+                                          : std::nextafter(hi, 0.0);
+    Expr clamped = _Clamp(x, _Float(lo, ft), _Float(below_hi, ft));
+    Expr v = _Cast(target, clamped);
+    v = _Select(x >= _Float(hi, ft), _LimitConst(sem::LimitKind::Max, target), v);
+    return _Select(_Ne(x, x), _Const(0, target), v);
+  }
+  return _Cast(target, e);
+}
+
+Expr GenerateElementwise(const lang::ElementwiseOp& op, std::vector<Expr> operands,
+                         DataType out_dtype, const Expr& coordinate) {
+  DataType ct = op.compute_type;
+  auto arg = [&](size_t i) { return ConvertValue(operands.at(i), ct); };
+  Expr r;
+  switch (op.fn) {
+    case ElemFn::Ident: r = operands.at(0); break;
+    case ElemFn::Cast: r = operands.at(0); break;
+    case ElemFn::Neg: r = Negate(arg(0), ct); break;
+    case ElemFn::BitNot:
+      r = ct == DataType::Bool ? _Not(arg(0)) : ~arg(0);
+      break;
+    case ElemFn::LogicalNot: r = _Not(IsTrue(operands.at(0))); break;
+    case ElemFn::Add:
+      r = lang::IsFloat(ct) ? arg(0) + arg(1) : Wrapping(sem::BinaryOp::Add, arg(0), arg(1), ct);
+      break;
+    case ElemFn::Sub:
+      r = lang::IsFloat(ct) ? arg(0) - arg(1) : Wrapping(sem::BinaryOp::Sub, arg(0), arg(1), ct);
+      break;
+    case ElemFn::Mul:
+      r = lang::IsFloat(ct) ? arg(0) * arg(1) : Wrapping(sem::BinaryOp::Mul, arg(0), arg(1), ct);
+      break;
+    case ElemFn::Div:
+      r = lang::IsFloat(ct) ? arg(0) / arg(1) : IntDiv(arg(0), arg(1), ct, false);
+      break;
+    case ElemFn::Mod:
+      r = lang::IsFloat(ct) ? FloatMod(arg(0), arg(1)) : IntDiv(arg(0), arg(1), ct, true);
+      break;
+    case ElemFn::CmpEq: r = _Eq(arg(0), arg(1)); break;
+    case ElemFn::CmpNe: r = _Ne(arg(0), arg(1)); break;
+    case ElemFn::CmpLt: r = arg(0) < arg(1); break;
+    case ElemFn::CmpGt: r = arg(0) > arg(1); break;
+    case ElemFn::CmpLe: r = arg(0) <= arg(1); break;
+    case ElemFn::CmpGe: r = arg(0) >= arg(1); break;
+    case ElemFn::BitAnd: r = arg(0) & arg(1); break;
+    case ElemFn::BitOr: r = arg(0) | arg(1); break;
+    case ElemFn::BitXor: r = arg(0) ^ arg(1); break;
+    case ElemFn::Shl: r = Shift(sem::BinaryOp::Shl, arg(0), arg(1), ct); break;
+    case ElemFn::Shr: r = Shift(sem::BinaryOp::Shr, arg(0), arg(1), ct); break;
+    case ElemFn::LogicalAnd: r = _LogicalAnd(IsTrue(operands.at(0)), IsTrue(operands.at(1))); break;
+    case ElemFn::LogicalOr: r = _LogicalOr(IsTrue(operands.at(0)), IsTrue(operands.at(1))); break;
+    case ElemFn::Cond: r = _Select(IsTrue(operands.at(0)), arg(1), arg(2)); break;
+    case ElemFn::Exp: r = FloatCall(sem::CallFn::Exp, {arg(0)}); break;
+    case ElemFn::Log: r = FloatCall(sem::CallFn::Log, {arg(0)}); break;
+    case ElemFn::Sqrt: r = FloatCall(sem::CallFn::Sqrt, {arg(0)}); break;
+    case ElemFn::Pow: r = FloatCall(sem::CallFn::Pow, {arg(0), arg(1)}); break;
+    case ElemFn::Tanh: r = FloatCall(sem::CallFn::Tanh, {arg(0)}); break;
+    case ElemFn::Sin: r = FloatCall(sem::CallFn::Sin, {arg(0)}); break;
+    case ElemFn::Cos: r = FloatCall(sem::CallFn::Cos, {arg(0)}); break;
+    case ElemFn::Tan: r = FloatCall(sem::CallFn::Tan, {arg(0)}); break;
+    case ElemFn::Sinh: r = FloatCall(sem::CallFn::Sinh, {arg(0)}); break;
+    case ElemFn::Cosh: r = FloatCall(sem::CallFn::Cosh, {arg(0)}); break;
+    case ElemFn::Asin: r = FloatCall(sem::CallFn::Asin, {arg(0)}); break;
+    case ElemFn::Acos: r = FloatCall(sem::CallFn::Acos, {arg(0)}); break;
+    case ElemFn::Atan: r = FloatCall(sem::CallFn::Atan, {arg(0)}); break;
+    case ElemFn::Floor:
+      r = lang::IsFloat(ct) ? FloatCall(sem::CallFn::Floor, {arg(0)}) : arg(0);
+      break;
+    case ElemFn::Ceil:
+      r = lang::IsFloat(ct) ? FloatCall(sem::CallFn::Ceil, {arg(0)}) : arg(0);
+      break;
+    case ElemFn::Round:
+      r = lang::IsFloat(ct) ? FloatCall(sem::CallFn::Round, {arg(0)}) : arg(0);
+      break;
+    case ElemFn::Abs:
+      if (lang::IsFloat(ct)) r = FloatCall(sem::CallFn::Fabs, {arg(0)});
+      else if (IsSignedInt(ct)) r = _Select(arg(0) < 0, Negate(arg(0), ct), arg(0));
+      else r = arg(0);
+      break;
+    case ElemFn::Min: r = _Min(arg(0), arg(1)); break;
+    case ElemFn::Max: r = _Max(arg(0), arg(1)); break;
+    case ElemFn::Sigmoid: {
+      Expr x = arg(0);
+      r = _Float(1, ct) / (_Float(1, ct) + FloatCall(sem::CallFn::Exp, {-x}));
+      break;
+    }
+    case ElemFn::Index:
+      TILEC_CHECK(coordinate != nullptr, "index() without a coordinate");
+      r = coordinate;
+      break;
+  }
+  return ConvertValue(r, out_dtype);
+}
+
+}  // namespace tilec::compiler

@@ -1,0 +1,31 @@
+// Code generation for one elementwise operation (lang::ElementwiseOp) as a
+// sem expression. Shared by contraction epilogues (post-ops), elementwise
+// kernels and special kernels, so every kernel gives the reference
+// evaluator's results (tile_lang/program.h): C arithmetic in the compute
+// type, integer division and remainder by zero give 0, signed overflow wraps,
+// shift counts are taken modulo the bit width, float to integer conversion
+// saturates and maps NaN to 0.
+#pragma once
+
+#include <vector>
+
+#include "compiler/sem/ir.h"
+#include "tile_lang/program.h"
+
+namespace tilec::compiler {
+
+// `e` converted to a scalar of type `to` with the evaluator's rules
+// (to bool: != 0; float to integer: saturating, NaN -> 0).
+sem::Expr ConvertValue(const sem::Expr& e, lang::DataType to);
+
+// The value of `op` as a scalar of `out_dtype`, given its operands as
+// scalars of any type (they are converted to op.compute_type here).
+// `coordinate` is the output coordinate op.axis (index type) for
+// ElemFn::Index, and ignored otherwise.
+sem::Expr GenerateElementwise(const lang::ElementwiseOp& op, std::vector<sem::Expr> operands,
+                              lang::DataType out_dtype, const sem::Expr& coordinate = nullptr);
+
+// A constant of a bound scalar operand, of the scalar's dtype.
+sem::Expr ScalarConst(const lang::Scalar& s);
+
+}  // namespace tilec::compiler

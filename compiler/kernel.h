@@ -1,0 +1,73 @@
+// Kernels: form 4 of DESIGN.md — a bound program cut into kernels.
+//
+// Lower (lower.h) turns a bound Program into a KernelPlan: an ordered list of
+// kernels, each reading and writing whole tensors in device buffers, plus the
+// temporaries that live between kernels. A kernel is one of
+//  * Contraction — one contraction as a flat table (flat.h), with the
+//    elementwise operations downstream of it fused in as post-ops;
+//  * Elementwise — elementwise operations only, as a flat table with
+//    generate_contraction == false whose indices are the output dimensions;
+//  * Fill — writes zeros, or copies the `default` tensor, into a
+//    contraction's output before a contraction that does not cover it;
+//  * Special — gather, scatter, reshape, shape, prng: their own generators;
+//  * Direct — a contraction the tiled generator cannot express yet
+//    (fractional index polynomials): one work item per output element, every
+//    polynomial evaluated exactly.
+#pragma once
+
+#include <cstdint>
+#include <map>
+#include <string>
+#include <vector>
+
+#include "compiler/flat.h"
+#include "tile_lang/program.h"
+
+namespace tilec::compiler {
+
+enum class KernelKind : uint8_t { Contraction, Elementwise, Fill, Special, Direct };
+std::string_view Name(KernelKind kind);
+
+// coordinate d of the kernel's output at flat point idx:
+//     constant[d] + sum_i coeffs[d][i] * idx[i]
+// (used by index() post-ops, which need true output coordinates).
+struct OutputCoords {
+  std::vector<std::vector<int64_t>> coeffs;
+  std::vector<int64_t> constant;
+};
+
+struct KernelSpec {
+  std::string name;  // "kernel_0", … (unique in the plan)
+  KernelKind kind = KernelKind::Contraction;
+
+  // Contraction, Elementwise, Fill (Fill: one index per output element, the
+  // output as access 0 and, when copying, the default tensor as access 1 with
+  // a single Ident post-op).
+  FlatContraction flat;
+  OutputCoords coords;
+  // Contraction after a Fill: store only elements some valid point reached
+  // (the Fill already wrote the rest).
+  bool store_reached_only = false;
+
+  // Special: the op. Direct: the contraction.
+  lang::SpecialOp special;
+  lang::ContractionOp contraction;
+
+  // Buffers, in kernel parameter order: outputs first, then inputs. No tensor
+  // appears twice; a tensor both read and written appears as an output.
+  std::vector<std::string> outputs;
+  std::vector<std::string> inputs;
+};
+
+struct KernelPlan {
+  std::vector<KernelSpec> kernels;
+  // Tensors defined by a kernel and read by a later one, but not program
+  // outputs: the runtime allocates them.
+  std::vector<std::string> temporaries;
+};
+
+// Every kernel in order, with its kind, buffers and (for flat kernels) its
+// flat table — the `--emit kernels` dump.
+std::string ToString(const KernelPlan& plan);
+
+}  // namespace tilec::compiler

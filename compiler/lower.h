@@ -1,0 +1,34 @@
+// Lower: a bound Program -> a KernelPlan (kernel.h). Stage 4 of DESIGN.md:
+// kernel formation and elementwise fusion.
+#pragma once
+
+#include "compiler/kernel.h"
+#include "tile_lang/program.h"
+
+namespace tilec::compiler {
+
+struct LowerOptions {
+  // Fuse elementwise operations into the contraction (or elementwise kernel)
+  // before them. Off: one kernel per operation (for debugging and tests).
+  bool fuse = true;
+};
+
+// Pre: `program` came from Bind.
+// Post: kernels in an order that respects every data dependence; every op of
+// the program is computed by exactly one kernel (fused ops are post-ops); a
+// fused tensor is written to memory only when a later kernel or the caller
+// reads it. Fusion rules (after PlaidML's generate.cc):
+//  * a contraction whose output it does not cover densely and injectively,
+//    or that has a `default` tensor, is preceded by a Fill kernel and fuses
+//    nothing;
+//  * otherwise each later elementwise op joins it when its output has the
+//    contraction's dimensions and every tensor it reads is the contraction's
+//    output, an op already fused, or a tensor computed before the
+//    contraction (broadcast to the output's dimensions);
+//  * elementwise ops not fused into a contraction form elementwise kernels
+//    by the same rule, rooted at the first of them;
+//  * contractions with fractional index polynomials, or whose output access
+//    is not injective, become Direct kernels.
+KernelPlan Lower(const lang::Program& program, const LowerOptions& options = {});
+
+}  // namespace tilec::compiler

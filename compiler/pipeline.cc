@@ -1,0 +1,130 @@
+#include "compiler/pipeline.h"
+
+#include <fmt/format.h>
+
+#include <chrono>
+
+#include "compiler/sem/printer.h"
+#include "compiler/sem/simplify.h"
+#include "compiler/sem/verify.h"
+#include "support/error.h"
+
+namespace tilec::compiler {
+namespace {
+
+// Runs a stage: times it, and prints its result when asked.
+class StageRunner {
+ public:
+  StageRunner(const CompileOptions& options, std::vector<StageTime>& timings)
+      : options_(options), timings_(timings) {}
+
+  template <typename F, typename P>
+  auto Run(const std::string& stage, F&& run, P&& print) {
+    auto start = std::chrono::steady_clock::now();
+    auto result = run();
+    std::chrono::duration<double, std::milli> ms = std::chrono::steady_clock::now() - start;
+    Add(stage, ms.count());
+    if (options_.print_sink && options_.print_after.count(stage))
+      options_.print_sink(stage, print(result));
+    return result;
+  }
+
+ private:
+  void Add(const std::string& stage, double ms) {
+    for (StageTime& t : timings_)
+      if (t.stage == stage) {
+        t.ms += ms;
+        return;
+      }
+    timings_.push_back({stage, ms});
+  }
+
+  const CompileOptions& options_;
+  std::vector<StageTime>& timings_;
+};
+
+bool IsFlat(KernelKind k) {
+  return k == KernelKind::Contraction || k == KernelKind::Elementwise || k == KernelKind::Fill;
+}
+
+std::vector<int64_t> ChooseTile(const KernelSpec& spec, const TileSearchResult& search,
+                                const CompileOptions& options) {
+  auto rank = options.candidate_rank.find(spec.name);
+  if (rank == options.candidate_rank.end() || rank->second == 0) return search.best().tile;
+  if (rank->second < 0 || rank->second >= static_cast<int>(search.ranked.size()))
+    TILEC_USER_ERROR("kernel {} has {} tile candidates; candidate {} does not exist", spec.name,
+                     search.ranked.size(), rank->second);
+  return search.ranked[rank->second].tile;
+}
+
+}  // namespace
+
+const std::vector<std::string>& StageNames() {
+  static const std::vector<std::string> names = {"lower", "tiles", "plan", "sem"};
+  return names;
+}
+
+sem::Module CompiledProgram::Module() const {
+  sem::Module m;
+  for (const CompiledKernel& k : kernels) m.functions.push_back(k.code.function);
+  return m;
+}
+
+CompiledProgram CompileProgram(const lang::Program& program, const CompileOptions& options) {
+  options.hw.Validate();
+  CompiledProgram out;
+  out.program = program;
+  StageRunner stages(options, out.timings);
+  CodegenOptions codegen;
+  codegen.use_local = options.use_local.value_or(options.hw.local_memory_managed);
+
+  KernelPlan plan = stages.Run(
+      "lower", [&] { return Lower(program, options.lower); },
+      [](const KernelPlan& p) { return ToString(p); });
+  out.temporaries = plan.temporaries;
+
+  for (KernelSpec& spec : plan.kernels) {
+    CompiledKernel k;
+    if (IsFlat(spec.kind)) {
+      TileSearchOptions search = options.search;
+      search.forced_tile.reset();
+      if (auto f = options.forced_tiles.find(spec.name); f != options.forced_tiles.end())
+        search.forced_tile = f->second;
+      k.search = stages.Run(
+          "tiles", [&] { return SearchTiles(spec.flat, options.hw, search); },
+          [&](const TileSearchResult& r) {
+            return fmt::format("{}:\n{}Chosen tile: {}\n", spec.name, r.log,
+                               TileText(spec.flat, r.best().tile));
+          });
+      k.tile = ChooseTile(spec, *k.search, options);
+    }
+    k.code = stages.Run(
+        "plan", [&] { return GenerateKernel(spec, program, k.tile, options.hw, codegen); },
+        [&](const GeneratedKernel& g) {
+          std::string text = fmt::format("{} ({}):\n", spec.name, Name(spec.kind));
+          if (IsFlat(spec.kind)) {
+            text += fmt::format("Tile: {}\n", TileText(spec.flat, k.tile));
+            text += ToString(g.threads, spec.flat);
+            for (const ReadPlan& r : g.reads)
+              text += fmt::format("Read plan for {}:\n{}", spec.flat.accesses[r.tensor].tensor,
+                                  ToString(r));
+          }
+          text += fmt::format("Launch: global [{}] local [{}]\n", fmt::join(g.global, ", "),
+                              fmt::join(g.local, ", "));
+          return text;
+        });
+    k.code.function = stages.Run(
+        "sem",
+        [&] {
+          sem::Function f = options.simplify ? sem::Simplify(k.code.function) : k.code.function;
+          sem::Verify(f);
+          return f;
+        },
+        [](const sem::Function& f) { return sem::Print(f); });
+    k.spec = std::move(spec);
+    out.kernels.push_back(std::move(k));
+  }
+  return out;
+}
+
+}  // namespace tilec::compiler

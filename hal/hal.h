@@ -1,0 +1,68 @@
+// The backend interface: what the runtime needs from a device, whatever it
+// is (OpenCL through the ICD loader, the host CPU through LLVM).
+//
+// A Device allocates buffers, moves bytes, turns the sem functions of a
+// compiled program into target code (EmitCode, for `--emit`) and builds them
+// into an Executable whose kernels it launches synchronously.
+#pragma once
+
+#include <array>
+#include <cstddef>
+#include <cstdint>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "compiler/hardware_model.h"
+#include "compiler/pipeline.h"
+#include "compiler/sem/ir.h"
+
+namespace tilec::hal {
+
+class DeviceBuffer {
+ public:
+  virtual ~DeviceBuffer() = default;
+  virtual size_t size() const = 0;  // bytes
+};
+
+// The kernels of one compiled program, built for one device.
+class Executable {
+ public:
+  virtual ~Executable() = default;
+  // Runs kernel `index` (position in CompiledProgram::kernels) on `buffers`
+  // (its parameters: spec.outputs then spec.inputs) and waits for it.
+  // Returns the kernel's device time in nanoseconds.
+  virtual uint64_t Launch(size_t index, const std::vector<DeviceBuffer*>& buffers) = 0;
+};
+
+class Device {
+ public:
+  virtual ~Device() = default;
+  virtual const std::string& id() const = 0;            // "opencl:0:0", "llvm:cpu"
+  virtual std::string Describe() const = 0;             // name, vendor, … for `tilec devices`
+  virtual const compiler::HardwareModel& hardware_model() const = 0;
+
+  virtual std::unique_ptr<DeviceBuffer> Allocate(size_t bytes) = 0;
+  virtual void Write(DeviceBuffer& buffer, const void* data, size_t bytes) = 0;
+  virtual void Read(const DeviceBuffer& buffer, void* data, size_t bytes) = 0;
+
+  // The target code of `module` (OpenCL C, LLVM IR, …).
+  virtual std::string EmitCode(const sem::Module& module) = 0;
+  // Builds every kernel of `program`. DeviceError (with the build log) if
+  // the target compiler rejects the code.
+  virtual std::unique_ptr<Executable> Build(const compiler::CompiledProgram& program) = 0;
+};
+
+// Opens a device by id: "opencl" (the first OpenCL device), "opencl:P:D".
+// UserError for an unknown id (listing the available ones); DeviceError if
+// the device exists but cannot be opened.
+std::unique_ptr<Device> OpenDevice(const std::string& id);
+
+// Ids of every device this build can open, in a stable order.
+std::vector<std::string> ListDeviceIds();
+
+// The `tilec devices` text: one block per device with its id, description
+// and hardware model. Says so when there is none.
+std::string DescribeAllDevices();
+
+}  // namespace tilec::hal

@@ -1,0 +1,621 @@
+#include "hal/opencl/emit_opencl.h"
+
+#include <fmt/format.h>
+
+#include <cmath>
+#include <map>
+#include <set>
+
+#include "compiler/sem/verify.h"
+#include "hal/opencl/opencl_names.h"
+#include "support/error.h"
+
+namespace tilec::hal::opencl {
+namespace {
+
+using namespace tilec::sem;  // NOLINT: this file is all about sem nodes
+
+// --- Names -------------------------------------------------------------------------
+
+// Which optional floating types a module uses.
+class TypeScan : public Visitor {
+ public:
+  bool f16 = false, f64 = false;
+  void Note(const Type& t) {
+    if (t.IsVoid() || t.elem_kind == TypeKind::Index || t.IsIndex()) return;
+    f16 |= t.dtype == DataType::F16;
+    f64 |= t.dtype == DataType::F64;
+  }
+  void Scan(const Function& f) {
+    Note(f.return_type);
+    for (const Param& p : f.params) Note(p.type);
+    Visit(f.body);
+  }
+  using Visitor::Visit;
+
+ protected:
+  void VisitDeclare(const Declare& n) override {
+    Note(n.type);
+    Visitor::VisitDeclare(n);
+  }
+  // Every expression kind carries a type; note them all through one hook.
+#define TILEC_X_Expr(n)                   \
+  void Visit##n(const n& node) override { \
+    Note(node.type);                      \
+    Visitor::Visit##n(node);              \
+  }
+#define TILEC_X_Stmt(n)
+#define TILEC_X(n, c) TILEC_X_##c(n)
+  TILEC_SEM_NODES(TILEC_X)
+#undef TILEC_X
+#undef TILEC_X_Stmt
+#undef TILEC_X_Expr
+};
+
+std::optional<double> ConstFloat(const Expr& e) {
+  if (auto* c = As<FloatConst>(e)) return c->value;
+  if (auto* b = As<Broadcast>(e)) return ConstFloat(b->value);
+  return std::nullopt;
+}
+
+bool IsConstant(const Expr& e) {
+  if (auto* b = As<Broadcast>(e)) return IsConstant(b->value);
+  return e->kind == NodeKind::IntConst || e->kind == NodeKind::FloatConst ||
+         e->kind == NodeKind::BoolConst || e->kind == NodeKind::LimitConst;
+}
+
+std::string Lane(int lane) { return fmt::format("s{:x}", lane); }
+
+std::string MaskType(int bits, int width) {
+  std::string_view base = bits == 8 ? "char" : bits == 16 ? "short" : bits == 32 ? "int" : "long";
+  return fmt::format("{}{}", base, width);
+}
+
+// --- One function --------------------------------------------------------------------
+
+class FunctionEmitter {
+ public:
+  FunctionEmitter(const Function& f, const EmitOptions& options, std::string& out)
+      : f_(f), options_(options), out_(out) {
+    rename_ = RenameReservedNames(f);
+  }
+
+  void Emit() {
+    TILEC_CHECK(!f_.is_kernel || !IsReservedInOpenCL(f_.name),
+                "sem: kernel name '{}' is reserved in OpenCL", f_.name);
+    if (f_.is_kernel) {
+      out_ += "__kernel ";
+      if (f_.work_group_size) {
+        const auto& w = *f_.work_group_size;
+        out_ += fmt::format("__attribute__((reqd_work_group_size({}, {}, {}))) ", w[0], w[1], w[2]);
+      }
+      out_ += "void ";
+    } else {
+      out_ += f_.return_type.IsVoid() ? "void " : ValueType(f_.return_type) + " ";
+    }
+    out_ += f_.name + "(";
+    for (size_t i = 0; i < f_.params.size(); ++i) {
+      if (i) out_ += ", ";
+      out_ += ParamText(f_.params[i]);
+    }
+    out_ += ") ";
+    Braced(f_.body);
+    out_ += "\n";
+  }
+
+ private:
+  // --- Types ---
+
+  int IndexBits() const { return f_.index_type == DataType::I64 ? 64 : 32; }
+  bool EmulateHalf() const { return !options_.fp16; }
+
+  // The OpenCL type of a value (variables, casts, literals).
+  std::string ValueType(const Type& t) const {
+    std::string base;
+    if (t.IsIndex()) {
+      base = IndexBits() == 64 ? "long" : "int";
+    } else if (t.IsBool()) {
+      base = t.width > 1 ? "int" : "bool";  // bool vectors are int masks
+    } else if (t.dtype == DataType::F16 && EmulateHalf()) {
+      base = "float";
+    } else {
+      base = ScalarName(t.dtype);
+    }
+    return t.width > 1 ? fmt::format("{}{}", base, t.width) : base;
+  }
+
+  bool IsHalfStorage(const Type& container) const {
+    return container.elem_kind == TypeKind::Scalar && container.dtype == DataType::F16 &&
+           EmulateHalf() && container.IsPointer();
+  }
+
+  // The OpenCL element type of a pointer or array.
+  std::string StorageType(const Type& container) const {
+    Type elem = container.Element();
+    std::string base;
+    if (elem.IsBool()) {
+      base = "char";  // bool has no defined size in buffers
+    } else if (IsHalfStorage(container)) {
+      base = "half";
+    } else {
+      return ValueType(elem);
+    }
+    return elem.width > 1 ? fmt::format("{}{}", base, elem.width) : base;
+  }
+
+  std::string PointerType(const Type& t) const {
+    static const char* kSpace[] = {"__private", "__global", "__local", "__constant"};
+    bool is_const = t.is_const && t.space != AddressSpace::Constant;
+    return fmt::format("{} {}{}*", kSpace[static_cast<int>(t.space)], is_const ? "const " : "",
+                       StorageType(t));
+  }
+
+  // Bits of the OpenCL element of a value type (what a select mask needs).
+  int ElemBits(const Type& t) const {
+    if (t.IsIndex()) return IndexBits();
+    if (t.IsBool() || (t.dtype == DataType::F16 && EmulateHalf())) return 32;
+    return lang::BitWidth(t.dtype);
+  }
+
+  std::string ParamText(const Param& p) const {
+    if (p.type.IsPointer())
+      return fmt::format("{}{} {}", PointerType(p.type), p.noalias ? " restrict" : "", Name(p.name));
+    if (f_.is_kernel) {
+      TILEC_CHECK(!p.type.IsBool(), "sem: OpenCL kernels cannot take bool parameter '{}'", p.name);
+      TILEC_CHECK(!(p.type.dtype == DataType::F16 && p.type.IsScalar() && EmulateHalf()),
+                  "sem: half parameter '{}' by value needs cl_khr_fp16", p.name);
+    }
+    return fmt::format("{} {}", ValueType(p.type), Name(p.name));
+  }
+
+  std::string Name(const std::string& n) const {
+    auto it = rename_.find(n);
+    return it == rename_.end() ? n : it->second;
+  }
+
+  // --- Literals ---
+
+  std::string IntLiteral(int64_t v, const Type& t) const {
+    auto int32 = [](int64_t x) {
+      if (x == INT32_MIN) return std::string("(-2147483647 - 1)");
+      return x < 0 ? fmt::format("({})", x) : fmt::format("{}", x);
+    };
+    auto int64 = [](int64_t x) {
+      if (x == INT64_MIN) return std::string("(-9223372036854775807L - 1L)");
+      return x < 0 ? fmt::format("({}L)", x) : fmt::format("{}L", x);
+    };
+    if (t.IsIndex()) return IndexBits() == 64 ? int64(v) : int32(v);
+    switch (t.dtype) {
+      case DataType::I8:
+      case DataType::I16:
+      case DataType::U8:
+      case DataType::U16: return fmt::format("(({}){})", ScalarName(t.dtype), int32(v));
+      case DataType::I32: return int32(v);
+      case DataType::U32: return fmt::format("{}u", v);
+      case DataType::I64: return int64(v);
+      case DataType::U64: return fmt::format("{}UL", static_cast<uint64_t>(v));
+      default: TILEC_UNREACHABLE("integer literal of {}", ToString(t));
+    }
+  }
+
+  std::string FloatLiteral(double v, DataType dtype) const {
+    auto finish = [](std::string s, std::string_view suffix) {
+      if (s.find_first_of(".e") == std::string::npos) s += ".0";
+      s += suffix;
+      return s[0] == '-' ? "(" + s + ")" : s;
+    };
+    if (dtype == DataType::F64) {
+      if (std::isnan(v)) return "((double)NAN)";
+      if (std::isinf(v)) return v < 0 ? "(-(double)INFINITY)" : "((double)INFINITY)";
+      return finish(fmt::format("{}", v), "");
+    }
+    auto f = static_cast<float>(v);
+    std::string text;
+    if (std::isnan(f)) {
+      text = "NAN";
+    } else if (std::isinf(f)) {
+      text = f < 0 ? "(-INFINITY)" : "INFINITY";
+    } else {
+      text = finish(fmt::format("{}", f), "f");
+    }
+    if (dtype == DataType::F16 && !EmulateHalf()) return "((half)" + text + ")";
+    return text;
+  }
+
+  std::string Limit(const LimitConst& n) const {
+    const Type& t = n.type;
+    bool is_min = n.which == LimitKind::Min;
+    if (n.which == LimitKind::Zero || n.which == LimitKind::One) {
+      int v = n.which == LimitKind::One;
+      if (t.IsBool()) return v ? "true" : "false";
+      if (t.IsFloat()) return FloatLiteral(v, t.dtype);
+      return IntLiteral(v, t);
+    }
+    if (t.IsBool()) return is_min ? "false" : "true";
+    if (t.IsFloat()) {
+      switch (t.dtype) {
+        case DataType::F32: return is_min ? "(-FLT_MAX)" : "FLT_MAX";
+        case DataType::F64: return is_min ? "(-DBL_MAX)" : "DBL_MAX";
+        default: return FloatLiteral(is_min ? -65504.0 : 65504.0, DataType::F16);
+      }
+    }
+    int bits = t.IsIndex() ? IndexBits() : lang::BitWidth(t.dtype);
+    bool is_signed = t.IsIndex() || lang::IsSigned(t.dtype);
+    if (is_signed) {
+      int64_t max = bits == 64 ? INT64_MAX : (int64_t{1} << (bits - 1)) - 1;
+      return IntLiteral(is_min ? -max - 1 : max, t);
+    }
+    uint64_t max = bits == 64 ? UINT64_MAX : (uint64_t{1} << bits) - 1;
+    return IntLiteral(is_min ? 0 : static_cast<int64_t>(max), t);
+  }
+
+  // --- Expressions ---
+
+  // Wraps scalar arithmetic on 8/16-bit integers in a cast back to its type.
+  std::string Narrow(const Type& t, std::string text) const {
+    if (t.IsScalar() && t.width == 1 && lang::IsInteger(t.dtype) && lang::BitWidth(t.dtype) < 32)
+      return fmt::format("(({}){})", ScalarName(t.dtype), text);
+    return text;
+  }
+
+  // Bits of the mask element a bool-vector expression's text has.
+  int MaskBits(const Expr& e) const {
+    switch (e->kind) {
+      case NodeKind::Binary: {
+        auto& n = static_cast<const Binary&>(*e);
+        if (IsComparison(n.op)) return n.a->type.IsBool() ? 32 : ElemBits(n.a->type);
+        return MaskBits(n.a);
+      }
+      case NodeKind::Unary: return MaskBits(static_cast<const Unary&>(*e).operand);
+      case NodeKind::Load: return 8;
+      case NodeKind::Cast: {
+        auto& n = static_cast<const Cast&>(*e);
+        return n.value->type.IsBool() ? MaskBits(n.value) : ElemBits(n.value->type);
+      }
+      default: return 32;
+    }
+  }
+
+  // A bool vector as a mask of `bits`-bit elements.
+  std::string Mask(const Expr& e, int bits) const {
+    std::string text = E(e);
+    if (MaskBits(e) == bits) return text;
+    return fmt::format("convert_{}({})", MaskType(bits, e->type.width), text);
+  }
+
+  // An operand of a bool-vector operation (masks of one size), else plain.
+  std::string Operand(const Expr& e, int bits) const {
+    return e->type.IsBool() && e->type.width > 1 ? Mask(e, bits) : E(e);
+  }
+
+  std::string Ternary(const Expr& c, const Expr& t, const Expr& f) const {
+    return fmt::format("({} ? {} : {})", E(c), Operand(t, 32), Operand(f, 32));
+  }
+
+  std::string E(const Expr& e) const {
+    switch (e->kind) {
+      case NodeKind::IntConst: {
+        auto& n = static_cast<const IntConst&>(*e);
+        return IntLiteral(n.value, n.type);
+      }
+      case NodeKind::FloatConst: {
+        auto& n = static_cast<const FloatConst&>(*e);
+        return FloatLiteral(n.value, n.type.dtype);
+      }
+      case NodeKind::BoolConst: return static_cast<const BoolConst&>(*e).value ? "true" : "false";
+      case NodeKind::LimitConst: return Limit(static_cast<const LimitConst&>(*e));
+      case NodeKind::VarRef: return Name(static_cast<const VarRef&>(*e).name);
+      case NodeKind::Load: return LoadText(static_cast<const Load&>(*e));
+      case NodeKind::Unary: {
+        auto& n = static_cast<const Unary&>(*e);
+        return Narrow(n.type, fmt::format("({}{})", Spelling(n.op), E(n.operand)));
+      }
+      case NodeKind::Binary: return BinaryText(static_cast<const Binary&>(*e));
+      case NodeKind::Select: {
+        auto& n = static_cast<const Select&>(*e);
+        if (n.cond->type.width == 1) return Ternary(n.cond, n.true_value, n.false_value);
+        int bits = ElemBits(n.type);
+        return fmt::format("select({}, {}, {})", Operand(n.false_value, bits),
+                           Operand(n.true_value, bits), Mask(n.cond, bits));
+      }
+      case NodeKind::Cond: {
+        auto& n = static_cast<const Cond&>(*e);
+        return Ternary(n.cond, n.true_value, n.false_value);
+      }
+      case NodeKind::Clamp: return ClampText(static_cast<const Clamp&>(*e));
+      case NodeKind::Cast: return CastText(static_cast<const Cast&>(*e));
+      case NodeKind::Call: {
+        auto& n = static_cast<const Call&>(*e);
+        std::string name(sem::Name(n.fn));
+        static const std::set<CallFn> kNative = {CallFn::Exp, CallFn::Log, CallFn::Sqrt,
+                                                 CallFn::Sin, CallFn::Cos, CallFn::Tan};
+        bool is_f32 = n.type.dtype == DataType::F32 ||
+                      (n.type.dtype == DataType::F16 && EmulateHalf());
+        if (options_.fast_math && is_f32 && kNative.count(n.fn)) name = "native_" + name;
+        std::string text = name + "(";
+        for (size_t i = 0; i < n.args.size(); ++i) text += (i ? ", " : "") + E(n.args[i]);
+        return text + ")";
+      }
+      case NodeKind::ThreadIndex: {
+        auto& n = static_cast<const ThreadIndex&>(*e);
+        return fmt::format("(({}){}({}))", ValueType(n.type), sem::Name(n.which), n.dim);
+      }
+      case NodeKind::Broadcast: {
+        auto& n = static_cast<const Broadcast&>(*e);
+        if (n.type.IsBool())
+          return fmt::format("(({})({} ? -1 : 0))", ValueType(n.type), E(n.value));
+        return fmt::format("(({})({}))", ValueType(n.type), E(n.value));
+      }
+      case NodeKind::VectorExtract: {
+        auto& n = static_cast<const VectorExtract&>(*e);
+        if (n.type.IsBool()) return fmt::format("(({}).{} != 0)", Mask(n.vector, 32), Lane(n.lane));
+        return fmt::format("({}).{}", E(n.vector), Lane(n.lane));
+      }
+      case NodeKind::VectorInsert: {
+        auto& n = static_cast<const VectorInsert&>(*e);
+        bool mask = n.type.IsBool();
+        std::string vec = mask ? Mask(n.vector, 32) : E(n.vector);
+        std::string text = fmt::format("(({})(", ValueType(n.type));
+        for (int i = 0; i < n.type.width; ++i) {
+          if (i) text += ", ";
+          if (i != n.lane)
+            text += fmt::format("({}).{}", vec, Lane(i));
+          else
+            text += mask ? fmt::format("({} ? -1 : 0)", E(n.value)) : E(n.value);
+        }
+        return text + "))";
+      }
+      default: TILEC_UNREACHABLE("expression kind {}", sem::Name(e->kind));
+    }
+  }
+
+  // `(base + index)`: the address of base[index].
+  std::string Address(const Expr& base, const Expr& index) const {
+    return fmt::format("({} + {})", E(base), E(index));
+  }
+
+  std::string LoadText(const Load& n) const {
+    const Type& container = n.base->type;
+    Type elem = container.Element();
+    int width = n.type.width;
+    bool contiguous = elem.width == 1 && width > 1;
+    if (IsHalfStorage(container)) {
+      TILEC_CHECK(elem.width == 1, "sem: half vector elements need cl_khr_fp16");
+      return contiguous ? fmt::format("vload_half{}(0, {})", width, Address(n.base, n.index))
+                        : fmt::format("vload_half(0, {})", Address(n.base, n.index));
+    }
+    std::string raw = contiguous ? fmt::format("vload{}(0, {})", width, Address(n.base, n.index))
+                                 : fmt::format("{}[{}]", E(n.base), E(n.index));
+    if (!elem.IsBool()) return raw;
+    if (width == 1) return fmt::format("({} != 0)", raw);
+    return fmt::format("({} != (({})(0)))", raw, MaskType(8, width));
+  }
+
+  std::string BinaryText(const Binary& n) const {
+    const Type& t = n.a->type;
+    if (n.op == BinaryOp::Min || n.op == BinaryOp::Max) {
+      std::string_view fn = t.IsFloat() ? (n.op == BinaryOp::Min ? "fmin" : "fmax")
+                                        : (n.op == BinaryOp::Min ? "min" : "max");
+      return fmt::format("{}({}, {})", fn, E(n.a), E(n.b));
+    }
+    std::string op(Spelling(n.op));
+    if (t.IsBool() && t.width > 1) {
+      int bits = IsComparison(n.op) ? 32 : MaskBits(n.a);
+      return fmt::format("({} {} {})", Mask(n.a, bits), op, Mask(n.b, bits));
+    }
+    std::string text = fmt::format("({} {} {})", E(n.a), op, E(n.b));
+    if (IsComparison(n.op) || t.IsPointer() || t.IsBool()) return text;
+    return Narrow(n.type, text);
+  }
+
+  std::string ClampText(const Clamp& n) const {
+    const Type& t = n.type;
+    bool ordered = false;
+    if (auto lo = ConstInt(n.lo), hi = ConstInt(n.hi); lo && hi) {
+      ordered = t.IsUnsigned() ? static_cast<uint64_t>(*lo) <= static_cast<uint64_t>(*hi) : *lo <= *hi;
+    } else if (auto flo = ConstFloat(n.lo), fhi = ConstFloat(n.hi); flo && fhi) {
+      ordered = *flo <= *fhi;
+    }
+    // clamp() is undefined when lo > hi; min(max()) is what sem means.
+    if (ordered) return fmt::format("clamp({}, {}, {})", E(n.value), E(n.lo), E(n.hi));
+    bool f = t.IsFloat();
+    return fmt::format("{}({}({}, {}), {})", f ? "fmin" : "min", f ? "fmax" : "max", E(n.value),
+                       E(n.lo), E(n.hi));
+  }
+
+  std::string CastText(const Cast& n) const {
+    const Type& from = n.value->type;
+    const Type& to = n.type;
+    int width = to.width;
+    if (to.IsBool()) {
+      if (from.IsBool()) return E(n.value);
+      if (width == 1) return fmt::format("({} != 0)", E(n.value));
+      return fmt::format("({} != (({})(0)))", E(n.value), ValueType(from));
+    }
+    if (from.IsBool() && width > 1)
+      return fmt::format("convert_{}((-{}))", ValueType(to), Mask(n.value, 32));
+    if (ValueType(from) == ValueType(to)) return E(n.value);
+    if (width > 1) return fmt::format("convert_{}({})", ValueType(to), E(n.value));
+    return fmt::format("(({}){})", ValueType(to), E(n.value));
+  }
+
+  // A value as its container stores it (bool as char 0/1).
+  std::string Stored(const Expr& v, const Type& container) const {
+    if (!container.Element().IsBool()) return E(v);
+    if (v->type.width == 1) return fmt::format("((char){})", E(v));
+    return fmt::format("(-{})", Mask(v, 8));  // -(-1) == 1
+  }
+
+  // --- Statements ---
+
+  void Indent() { out_.append(indent_, ' '); }
+  void Line(const std::string& text) {
+    Indent();
+    out_ += text;
+    out_ += "\n";
+  }
+
+  void Braced(const Stmt& body) {
+    out_ += "{\n";
+    indent_ += 2;
+    if (auto* b = As<Block>(body)) {
+      for (const Stmt& s : b->stmts) S(s);
+    } else {
+      S(body);
+    }
+    indent_ -= 2;
+    Indent();
+    out_ += "}";
+  }
+
+  void S(const Stmt& s) {
+    switch (s->kind) {
+      case NodeKind::Declare: return DeclareText(static_cast<const Declare&>(*s));
+      case NodeKind::Assign: {
+        auto& n = static_cast<const Assign&>(*s);
+        return Line(fmt::format("{} = {};", E(n.var), Operand(n.value, 32)));
+      }
+      case NodeKind::Store: return StoreText(static_cast<const Store&>(*s));
+      case NodeKind::Block:
+        Indent();
+        Braced(s);
+        out_ += "\n";
+        return;
+      case NodeKind::If: {
+        Indent();
+        const If* n = &static_cast<const If&>(*s);
+        while (true) {
+          out_ += fmt::format("if ({}) ", E(n->cond));
+          Braced(n->then_body);
+          if (!n->else_body) break;
+          out_ += " else ";
+          if (auto* next = As<If>(n->else_body)) {
+            n = next;
+            continue;
+          }
+          Braced(n->else_body);
+          break;
+        }
+        out_ += "\n";
+        return;
+      }
+      case NodeKind::For: {
+        auto& n = static_cast<const For&>(*s);
+        std::string v = Name(n.var);
+        Indent();
+        out_ += fmt::format("for ({} {} = {}; {} < {}; {} += {}) ", ValueType(n.begin->type), v,
+                            E(n.begin), v, E(n.end), v, E(n.step));
+        Braced(n.body);
+        out_ += "\n";
+        return;
+      }
+      case NodeKind::While: {
+        auto& n = static_cast<const While&>(*s);
+        Indent();
+        out_ += fmt::format("while ({}) ", E(n.cond));
+        Braced(n.body);
+        out_ += "\n";
+        return;
+      }
+      case NodeKind::Barrier: {
+        static const char* kFence[] = {"CLK_LOCAL_MEM_FENCE", "CLK_GLOBAL_MEM_FENCE",
+                                       "CLK_LOCAL_MEM_FENCE | CLK_GLOBAL_MEM_FENCE"};
+        return Line(fmt::format("barrier({});",
+                                kFence[static_cast<int>(static_cast<const Barrier&>(*s).fence)]));
+      }
+      case NodeKind::Return: {
+        auto& n = static_cast<const Return&>(*s);
+        return Line(n.value ? fmt::format("return {};", Operand(n.value, 32)) : "return;");
+      }
+      case NodeKind::Comment: {
+        std::string_view text = static_cast<const Comment&>(*s).text;
+        while (true) {
+          size_t end = text.find('\n');
+          std::string_view line = text.substr(0, end);
+          // A trailing backslash would splice the next source line into the comment.
+          while (!line.empty() && (line.back() == '\\' || line.back() == ' ' || line.back() == '\r'))
+            line.remove_suffix(1);
+          Line(line.empty() ? "//" : fmt::format("// {}", line));
+          if (end == std::string_view::npos) break;
+          text.remove_prefix(end + 1);
+        }
+        return;
+      }
+      default: TILEC_UNREACHABLE("statement kind {}", sem::Name(s->kind));
+    }
+  }
+
+  void DeclareText(const Declare& n) {
+    const Type& t = n.type;
+    std::string name = Name(n.name);
+    if (t.IsValue()) {
+      return Line(n.init ? fmt::format("{} {} = {};", ValueType(t), name, Operand(n.init, 32))
+                         : fmt::format("{} {};", ValueType(t), name));
+    }
+    if (t.IsPointer()) {
+      return Line(n.init ? fmt::format("{} {} = {};", PointerType(t), name, E(n.init))
+                         : fmt::format("{} {};", PointerType(t), name));
+    }
+    std::string elem = StorageType(t);
+    if (t.space == AddressSpace::Local) return Line(fmt::format("__local {} {}[{}];", elem, name, t.count));
+    if (!n.init) return Line(fmt::format("{} {}[{}];", elem, name, t.count));
+    std::string value = Stored(n.init, t);
+    if (IsConstant(n.init) && t.count <= 64) {
+      std::string list;
+      for (int64_t i = 0; i < t.count; ++i) list += (i ? ", " : "") + value;
+      return Line(fmt::format("{} {}[{}] = {{{}}};", elem, name, t.count, list));
+    }
+    Line(fmt::format("{} {}[{}];", elem, name, t.count));
+    Line(fmt::format("for (int tilec_i = 0; tilec_i < {}; ++tilec_i) {}[tilec_i] = {};", t.count,
+                     name, value));
+  }
+
+  void StoreText(const Store& n) {
+    const Type& container = n.base->type;
+    Type elem = container.Element();
+    int width = n.value->type.width;
+    bool contiguous = elem.width == 1 && width > 1;
+    if (IsHalfStorage(container)) {
+      TILEC_CHECK(elem.width == 1, "sem: half vector elements need cl_khr_fp16");
+      return Line(contiguous ? fmt::format("vstore_half{}({}, 0, {});", width, E(n.value),
+                                           Address(n.base, n.index))
+                             : fmt::format("vstore_half({}, 0, {});", E(n.value),
+                                           Address(n.base, n.index)));
+    }
+    std::string value = Stored(n.value, container);
+    if (contiguous)
+      return Line(fmt::format("vstore{}({}, 0, {});", width, value, Address(n.base, n.index)));
+    Line(fmt::format("{}[{}] = {};", E(n.base), E(n.index), value));
+  }
+
+  const Function& f_;
+  const EmitOptions& options_;
+  std::string& out_;
+  int indent_ = 0;
+  std::map<std::string, std::string> rename_;
+};
+
+}  // namespace
+
+std::string EmitOpenCL(const sem::Module& module, const EmitOptions& options) {
+  sem::Verify(module);
+  TypeScan scan;
+  for (const Function& f : module.functions) {
+    TypeScan one;
+    one.Scan(f);
+    if (one.f64 && !options.fp64)
+      TILEC_USER_ERROR("kernel '{}' uses f64, but the OpenCL device has no cl_khr_fp64", f.name);
+    scan.f16 |= one.f16;
+    scan.f64 |= one.f64;
+  }
+  std::string out = "// OpenCL C generated by Tilec.\n";
+  if (scan.f16 && options.fp16) out += "#pragma OPENCL EXTENSION cl_khr_fp16 : enable\n";
+  if (scan.f64) out += "#pragma OPENCL EXTENSION cl_khr_fp64 : enable\n";
+  for (const Function& f : module.functions) {
+    out += "\n";
+    FunctionEmitter(f, options, out).Emit();
+  }
+  return out;
+}
+
+}  // namespace tilec::hal::opencl

@@ -1,0 +1,99 @@
+#include "hal/opencl/opencl_backend.h"
+
+#include <fmt/format.h>
+
+#include "hal/opencl/emit_opencl.h"
+#include "hal/opencl/opencl_device.h"
+#include "support/error.h"
+
+namespace tilec::hal::opencl {
+namespace {
+
+class ClBuffer final : public DeviceBuffer {
+ public:
+  explicit ClBuffer(Buffer b) : buffer_(std::move(b)) {}
+  size_t size() const override { return buffer_.size(); }
+  Buffer& buffer() { return buffer_; }
+  const Buffer& buffer() const { return buffer_; }
+
+ private:
+  Buffer buffer_;
+};
+
+class ClExecutable final : public Executable {
+ public:
+  ClExecutable(opencl::Device& device, const compiler::CompiledProgram& program,
+               const std::string& source)
+      : device_(device) {
+    Program built = device.Build(source, "-cl-std=CL1.2");
+    for (const compiler::CompiledKernel& k : program.kernels) {
+      kernels_.push_back(device.GetKernel(built, k.code.function.name));
+      global_.push_back(k.code.global);
+      local_.push_back(k.code.local);
+    }
+  }
+
+  uint64_t Launch(size_t index, const std::vector<DeviceBuffer*>& buffers) override {
+    TILEC_CHECK(index < kernels_.size(), "kernel {} of {}", index, kernels_.size());
+    std::vector<KernelArg> args;
+    for (DeviceBuffer* b : buffers) args.emplace_back(static_cast<ClBuffer*>(b)->buffer());
+    std::array<size_t, 3> global, local;
+    for (int d = 0; d < 3; ++d) {
+      global[d] = static_cast<size_t>(global_[index][d]);
+      local[d] = static_cast<size_t>(local_[index][d]);
+    }
+    return device_.Launch(kernels_[index], args, global, local, 3).duration_ns;
+  }
+
+ private:
+  opencl::Device& device_;
+  std::vector<Kernel> kernels_;
+  std::vector<std::array<int64_t, 3>> global_, local_;
+};
+
+class ClDevice final : public hal::Device {
+ public:
+  explicit ClDevice(const DeviceDesc& desc) : device_(desc), id_(desc.id) {
+    emit_.fp16 = desc.HasExtension("cl_khr_fp16");
+    emit_.fp64 = desc.HasExtension("cl_khr_fp64");
+    emit_.fast_math = false;
+  }
+
+  const std::string& id() const override { return id_; }
+  std::string Describe() const override {
+    const DeviceDesc& d = device_.desc();
+    return fmt::format("{} ({}, {}; {})", d.name, d.vendor, d.version, d.platform_name);
+  }
+  const compiler::HardwareModel& hardware_model() const override { return device_.hardware_model(); }
+
+  std::unique_ptr<DeviceBuffer> Allocate(size_t bytes) override {
+    // A zero-byte buffer is not an OpenCL object: keep one byte so kernels
+    // always get a valid pointer.
+    return std::make_unique<ClBuffer>(device_.Allocate(std::max<size_t>(bytes, 1)));
+  }
+  void Write(DeviceBuffer& b, const void* data, size_t bytes) override {
+    if (bytes) device_.Write(static_cast<ClBuffer&>(b).buffer(), data, bytes);
+  }
+  void Read(const DeviceBuffer& b, void* data, size_t bytes) override {
+    if (bytes) device_.Read(static_cast<const ClBuffer&>(b).buffer(), data, bytes);
+  }
+
+  std::string EmitCode(const sem::Module& module) override { return EmitOpenCL(module, emit_); }
+
+  std::unique_ptr<Executable> Build(const compiler::CompiledProgram& program) override {
+    return std::make_unique<ClExecutable>(device_, program, EmitCode(program.Module()));
+  }
+
+ private:
+  opencl::Device device_;
+  std::string id_;
+  EmitOptions emit_;
+};
+
+}  // namespace
+
+std::unique_ptr<hal::Device> MakeOpenClDevice(const DeviceDesc& desc) {
+  return std::make_unique<ClDevice>(desc);
+}
+
+}  // namespace tilec::hal::opencl

@@ -1,0 +1,38 @@
+#!/usr/bin/env bash
+# Builds Tilec twice and runs every test (ctest: unit, golden and end-to-end):
+#   build/       RelWithDebInfo, warnings are errors
+#   build-asan/  AddressSanitizer + UndefinedBehaviorSanitizer
+# Exits non-zero if any step or test fails.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+
+JOBS="${TILEC_JOBS:-2}"
+
+bash scripts/setup.sh
+
+# Configure, build and test one build directory. (Steps are chained with &&
+# because `set -e` does not apply inside a function called from `||`.)
+run_suite() {
+  local dir="$1"
+  shift
+  echo "== configure $dir" &&
+    cmake -S . -B "$dir" -G Ninja -DCMAKE_BUILD_TYPE=RelWithDebInfo -DTILEC_WERROR=ON "$@" &&
+    echo "== build $dir" &&
+    ninja -C "$dir" -j "$JOBS" &&
+    echo "== test $dir" &&
+    ctest --test-dir "$dir" --output-on-failure -j "$JOBS"
+}
+
+status=0
+run_suite build || status=1
+
+export ASAN_OPTIONS="detect_leaks=1${ASAN_OPTIONS:+:$ASAN_OPTIONS}"
+export UBSAN_OPTIONS="print_stacktrace=1:halt_on_error=1${UBSAN_OPTIONS:+:$UBSAN_OPTIONS}"
+run_suite build-asan -DTILEC_SANITIZE=ON || status=1
+
+if ((status != 0)); then
+  echo "test.sh: FAILED (see the output above)" >&2
+else
+  echo "test.sh: all builds and tests passed"
+fi
+exit "$status"

@@ -1,0 +1,320 @@
+#!/usr/bin/python3
+"""End-to-end tests of the `tilec` command line: exit codes, messages, and
+results of `tilec check` / `tilec run` compared with NumPy.
+
+Run with /usr/bin/python3 (the interpreter that has NumPy):
+    tests/e2e/cli_test.py --tilec build/tools/tilec --source-dir .
+Extra arguments go to unittest, e.g. `-k conv` or `-v`.
+"""
+
+from __future__ import annotations
+
+import argparse
+import io
+import os
+import re
+import subprocess
+import sys
+import tempfile
+import unittest
+from pathlib import Path
+
+import numpy as np
+
+TILEC: str = ""
+SOURCE_DIR: Path = Path(".")
+
+MATMUL = "function (A[M, L], B[L, N]) -> (C) {\n  C[i, j : M, N] = +(A[i, k] * B[k, j]);\n}\n"
+TWO_OUTPUTS = "function (A[N]) -> (B, C) {\n  B = A + 1;\n  C = A * 2;\n}\n"
+# The '*' on line 3 is the syntax error; it sits at column 10.
+SYNTAX_ERROR = "function (A[M, L], B[L, N]) -> (C) {\n  C[i, j : M, N] = +(A[i, k] * B[k, j]);\n  D = C +* 2;\n}\n"
+
+
+def run(*args: str, cwd: Path | None = None) -> subprocess.CompletedProcess:
+    return subprocess.run([TILEC, *args], capture_output=True, text=True, timeout=300, cwd=cwd)
+
+
+def npy_bytes(array: np.ndarray) -> bytes:
+    buf = io.BytesIO()
+    np.save(buf, array)
+    return buf.getvalue()
+
+
+def conv_relu_reference(d: np.ndarray, k: np.ndarray) -> np.ndarray:
+    """R = relu(O), O[n,x,y,co] = sum D[n, x+i-1, y+j-1, ci] * K[i, j, co, ci] (out-of-range taps skipped)."""
+    n, x, y, _ = d.shape
+    kh, kw, co, _ = k.shape
+    padded = np.pad(d.astype(np.float64), ((0, 0), (1, kh), (1, kw), (0, 0)))
+    out = np.zeros((n, x, y, co))
+    for i in range(kh):
+        for j in range(kw):
+            out += np.einsum("nxyc,oc->nxyo", padded[:, i:i + x, j:j + y, :], k[i, j].astype(np.float64))
+    return np.maximum(out, 0)
+
+
+class CliTest(unittest.TestCase):
+    @classmethod
+    def setUpClass(cls) -> None:
+        cls._tmp = tempfile.TemporaryDirectory(prefix="tilec_cli_test_")
+        cls.dir = Path(cls._tmp.name)
+        for name, text in [("matmul.tile", MATMUL), ("two.tile", TWO_OUTPUTS), ("bad.tile", SYNTAX_ERROR)]:
+            (cls.dir / name).write_text(text)
+        rng = np.random.default_rng(1234)
+        cls.a = rng.uniform(-1, 1, (3, 4)).astype(np.float32)
+        cls.b = rng.uniform(-1, 1, (4, 5)).astype(np.float32)
+        np.save(cls.dir / "a.npy", cls.a)
+        np.save(cls.dir / "b.npy", cls.b)
+
+    @classmethod
+    def tearDownClass(cls) -> None:
+        cls._tmp.cleanup()
+
+    def path(self, name: str) -> str:
+        return str(self.dir / name)
+
+    def assertExit(self, result: subprocess.CompletedProcess, code: int) -> None:
+        self.assertEqual(result.returncode, code,
+                         f"exit {result.returncode}, expected {code}\nstdout:\n{result.stdout}\nstderr:\n{result.stderr}")
+
+    def run_matmul(self, *extra: str) -> subprocess.CompletedProcess:
+        return run("run", self.path("matmul.tile"), "--in", f"A={self.path('a.npy')}", *extra)
+
+    # --- version, help, usage errors (exit 2) -------------------------------------------------
+
+    def test_version(self) -> None:
+        r = run("--version")
+        self.assertExit(r, 0)
+        self.assertRegex(r.stdout.strip(), r"^tilec \d+\.\d+\.\d+$")
+
+    def test_help_lists_subcommands_and_exit_codes(self) -> None:
+        r = run("--help")
+        self.assertExit(r, 0)
+        for text in ["check", "run", "--version", "Exit codes", "1  user error", "2  usage error",
+                     "3  internal error", "4  device error"]:
+            self.assertIn(text, r.stdout)
+
+    def test_help_on_every_subcommand(self) -> None:
+        for sub, options in [("check", ["-s,--shape"]), ("run", ["--in", "--out", "--target", "--random-inputs",
+                                                                  "--seed", "ref"])]:
+            r = run(sub, "--help")
+            self.assertExit(r, 0)
+            self.assertIn(f"tilec {sub}", r.stdout)
+            self.assertIn("Exit codes", r.stdout)
+            for option in options:
+                self.assertIn(option, r.stdout)
+
+    def test_usage_errors_exit_2(self) -> None:
+        cases = [
+            (["frob"], "unknown subcommand 'frob'"),
+            ([], "subcommand is required"),
+            (["run", "--bogus", "x.tile"], "--bogus"),
+            (["check"], "file is required"),
+            (["run", self.path("matmul.tile"), "--in"], "--in"),
+            (["run", self.path("matmul.tile"), "--in", "A"], "expected NAME=VALUE, got 'A'"),
+            (["run", self.path("matmul.tile"), "--in", "=a.npy"], "missing NAME"),
+            (["run", self.path("matmul.tile"), "--out", "C="], "missing VALUE"),
+            (["check", self.path("matmul.tile"), "-s", "A=f32[2,3"], "bad shape in 'A=f32[2,3'"),
+            (["check", self.path("matmul.tile"), "-s", "A"], "expected NAME=VALUE, got 'A'"),
+            (["run", self.path("matmul.tile"), "-s", "A=f32[2,3]"], "requires --random-inputs"),
+            (["run", self.path("matmul.tile"), "--random-inputs", "-s", "A=f32[2]", "--seed", "x"], "--seed"),
+            (["run", self.path("matmul.tile"), "--in", "A=a.npy", "--in", "A=b.npy"], "'A' is given more than once"),
+        ]
+        for args, message in cases:
+            with self.subTest(args=args):
+                r = run(*args)
+                self.assertExit(r, 2)
+                self.assertIn(message, r.stderr)
+
+    # --- user errors (exit 1) ----------------------------------------------------------------
+
+    def test_missing_source_file(self) -> None:
+        missing = self.path("missing.tile")
+        r = run("check", missing)
+        self.assertExit(r, 1)
+        self.assertIn(f"cannot open '{missing}': No such file or directory", r.stderr)
+        r = run("check", str(self.dir))
+        self.assertExit(r, 1)
+        self.assertIn(f"cannot read '{self.dir}'", r.stderr)
+
+    def test_parse_error_shows_location_and_caret(self) -> None:
+        bad = self.path("bad.tile")
+        r = run("check", bad, "-s", "A=f32[2,2]", "-s", "B=f32[2,2]")
+        self.assertExit(r, 1)
+        lines = r.stderr.splitlines()
+        self.assertGreaterEqual(len(lines), 3, r.stderr)
+        self.assertTrue(lines[0].startswith(f"{bad}:3:10: error: "), r.stderr)
+        self.assertEqual(lines[1], "  D = C +* 2;")
+        self.assertEqual(lines[2].rstrip(), " " * 9 + "^")
+
+    def test_bind_error_points_at_the_source(self) -> None:
+        src = self.path("matmul.tile")
+        r = run("check", src, "-s", "A=f32[2,3]", "-s", "B=f32[2,3]")
+        self.assertExit(r, 1)
+        self.assertRegex(r.stderr, re.escape(src) + r":1:\d+: error: .*")
+        self.assertIn("function (A[M, L], B[L, N]) -> (C) {", r.stderr)
+        self.assertIn("^", r.stderr)
+        r = run("check", src, "-s", "A=f32[2,3]")
+        self.assertExit(r, 1)
+        self.assertIn("'B'", r.stderr)
+
+    def test_wrong_shape_from_npy_names_the_file(self) -> None:
+        np.save(self.dir / "b_wrong.npy", np.zeros((5, 5), np.float32))
+        r = self.run_matmul("--in", f"B={self.path('b_wrong.npy')}")
+        self.assertExit(r, 1)
+        self.assertIn("error:", r.stderr)
+        self.assertIn("b_wrong.npy", r.stderr)
+        self.assertIn("f32[5, 5]", r.stderr)
+
+    def test_corrupt_npy_files(self) -> None:
+        good = npy_bytes(self.b)
+        (self.dir / "trunc.npy").write_bytes(good[:-6])
+        np.save(self.dir / "fortran.npy", np.asfortranarray(self.b))
+        np.save(self.dir / "big.npy", self.b.astype(">f4"))
+        np.save(self.dir / "complex.npy", self.b.astype(np.complex64))
+        np.save(self.dir / "object.npy", np.array([[1, "x"]], dtype=object), allow_pickle=True)
+        (self.dir / "text.npy").write_text("1 2 3\n")
+        (self.dir / "garbage.npy").write_bytes(good + b"\0\0")
+        cases = [
+            ("trunc.npy", f"file ends after {self.b.nbytes - 6} of {self.b.nbytes} data bytes"),
+            ("fortran.npy", "Fortran-order arrays are not supported; save with np.ascontiguousarray"),
+            ("big.npy", "big-endian arrays are not supported"),
+            ("complex.npy", "unsupported dtype '<c8' (complex)"),
+            ("object.npy", "unsupported dtype '|O'"),
+            ("text.npy", "not a NumPy .npy file"),
+            ("garbage.npy", "trailing garbage"),
+            ("nonexistent.npy", "No such file or directory"),
+        ]
+        for name, message in cases:
+            with self.subTest(name=name):
+                r = self.run_matmul("--in", f"B={self.path(name)}")
+                self.assertExit(r, 1)
+                self.assertIn(self.path(name), r.stderr)
+                self.assertIn(message, r.stderr)
+
+    def test_unknown_target(self) -> None:
+        r = self.run_matmul("--in", f"B={self.path('b.npy')}", "--target", "x")
+        self.assertExit(r, 1)
+        self.assertIn("unknown target 'x' (available: ref)", r.stderr)
+
+    def test_out_for_a_non_output(self) -> None:
+        r = self.run_matmul("--in", f"B={self.path('b.npy')}", "--out", f"A={self.path('x.npy')}")
+        self.assertExit(r, 1)
+        self.assertIn("'A' is not an output of the program (outputs: C)", r.stderr)
+        self.assertFalse((self.dir / "x.npy").exists())
+
+    def test_in_for_a_non_input_and_missing_input(self) -> None:
+        r = self.run_matmul("--in", f"Q={self.path('b.npy')}")
+        self.assertExit(r, 1)
+        self.assertIn("'Q' is not an input of the program (inputs: A, B)", r.stderr)
+        r = self.run_matmul()
+        self.assertExit(r, 1)
+        self.assertIn("no data for input 'B'", r.stderr)
+
+    def test_unwritable_output(self) -> None:
+        target = self.path("no_such_dir/c.npy")
+        r = self.run_matmul("--in", f"B={self.path('b.npy')}", "--out", f"C={target}")
+        self.assertExit(r, 1)
+        self.assertIn(f"cannot write '{target}'", r.stderr)
+
+    # --- positive runs -----------------------------------------------------------------------
+
+    def test_check_prints_the_bound_program(self) -> None:
+        r = run("check", self.path("matmul.tile"), "-s", "A=f32[3,4]", "-s", "B=f32[4,5]")
+        self.assertExit(r, 0)
+        for text in ["A", "B", "C", "f32[3, 4]", "f32[4, 5]", "f32[3, 5]"]:
+            self.assertIn(text, r.stdout)
+        self.assertEqual(r.stderr, "")
+
+    def test_run_matmul_writes_the_product(self) -> None:
+        out = self.dir / "c.npy"
+        r = self.run_matmul("--in", f"B={self.path('b.npy')}", "--out", f"C={out}")
+        self.assertExit(r, 0)
+        self.assertEqual(r.stdout, "")
+        c = np.load(out)
+        self.assertEqual(c.dtype, np.float32)
+        self.assertEqual(c.shape, (3, 5))
+        np.testing.assert_allclose(c, self.a.astype(np.float64) @ self.b, rtol=1e-4, atol=1e-6)
+        # The file is byte for byte what np.save writes for the same array.
+        self.assertEqual(out.read_bytes(), npy_bytes(c))
+
+    def test_run_integer_matmul_is_exact(self) -> None:
+        rng = np.random.default_rng(5)
+        a = rng.integers(-100, 100, (4, 6), dtype=np.int32)
+        b = rng.integers(-100, 100, (6, 3), dtype=np.int32)
+        np.save(self.dir / "ia.npy", a)
+        np.save(self.dir / "ib.npy", b)
+        r = run("run", self.path("matmul.tile"), "--in", f"A={self.path('ia.npy')}", "--in",
+                f"B={self.path('ib.npy')}", "--out", f"C={self.path('ic.npy')}")
+        self.assertExit(r, 0)
+        c = np.load(self.path("ic.npy"))
+        self.assertEqual(c.dtype, np.int32)
+        np.testing.assert_array_equal(c, a @ b)
+
+    def test_summary_without_out(self) -> None:
+        r = self.run_matmul("--in", f"B={self.path('b.npy')}")
+        self.assertExit(r, 0)
+        lines = r.stdout.splitlines()
+        self.assertEqual(len(lines), 1, r.stdout)
+        m = re.fullmatch(r"C: f32\[3, 5\]  min (\S+)  max (\S+)  mean (\S+)", lines[0])
+        self.assertIsNotNone(m, lines[0])
+        c = self.a.astype(np.float64) @ self.b
+        for value, expected in zip(m.groups(), [c.min(), c.max(), c.mean()]):
+            self.assertAlmostEqual(float(value), expected, delta=1e-4 * max(1.0, abs(expected)))
+
+    def test_only_requested_outputs_are_written(self) -> None:
+        a = np.arange(5, dtype=np.float32)
+        np.save(self.dir / "v.npy", a)
+        r = run("run", self.path("two.tile"), "--in", f"A={self.path('v.npy')}", "--out", "C=c2.npy", cwd=self.dir)
+        self.assertExit(r, 0)
+        np.testing.assert_array_equal(np.load(self.dir / "c2.npy"), a * 2)
+        self.assertEqual(sorted(p.name for p in self.dir.glob("*2.npy")), ["c2.npy"])
+        r = run("run", self.path("two.tile"), "--in", f"A={self.path('v.npy')}")
+        self.assertExit(r, 0)
+        self.assertEqual([line.split(":")[0] for line in r.stdout.splitlines()], ["B", "C"])
+
+    def test_random_inputs(self) -> None:
+        args = ["run", self.path("matmul.tile"), "--random-inputs", "-s", "A=f32[3,4]", "-s", "B=f32[4,5]"]
+        first = run(*args)
+        self.assertExit(first, 0)
+        self.assertTrue(first.stdout.startswith("C: f32[3, 5]  min "), first.stdout)
+        self.assertEqual(run(*args).stdout, first.stdout)  # seed 1 by default: deterministic
+        self.assertEqual(run(*args, "--seed", "1").stdout, first.stdout)
+        self.assertNotEqual(run(*args, "--seed", "2").stdout, first.stdout)
+        # Random and file inputs mix.
+        r = run("run", self.path("matmul.tile"), "--random-inputs", "-s", "A=f32[2,4]", "--in",
+                f"B={self.path('b.npy')}")
+        self.assertExit(r, 0)
+        self.assertTrue(r.stdout.startswith("C: f32[2, 5]"), r.stdout)
+
+    def test_conv_relu_matches_numpy(self) -> None:
+        source = SOURCE_DIR / "examples" / "conv_relu.tile"
+        rng = np.random.default_rng(42)
+        d = rng.uniform(-1, 1, (2, 6, 5, 3)).astype(np.float32)
+        k = rng.uniform(-1, 1, (3, 3, 4, 3)).astype(np.float32)
+        np.save(self.dir / "d.npy", d)
+        np.save(self.dir / "k.npy", k)
+        out = self.dir / "r.npy"
+        r = run("run", str(source), "--in", f"D={self.path('d.npy')}", "--in", f"K={self.path('k.npy')}",
+                "--out", f"R={out}", "--target", "ref")
+        self.assertExit(r, 0)
+        result = np.load(out)
+        self.assertEqual(result.shape, (2, 6, 5, 4))
+        self.assertEqual(result.dtype, np.float32)
+        expected = conv_relu_reference(d, k)
+        self.assertGreater((expected == 0).sum(), 0)  # ReLU did clip something
+        np.testing.assert_allclose(result, expected, rtol=1e-4, atol=1e-5)
+
+
+def main() -> None:
+    global TILEC, SOURCE_DIR
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--tilec", required=True, help="path to the tilec binary")
+    parser.add_argument("--source-dir", type=Path, required=True, help="the repository root")
+    args, rest = parser.parse_known_args()
+    TILEC = os.path.abspath(args.tilec)
+    SOURCE_DIR = args.source_dir.resolve()
+    unittest.main(argv=[sys.argv[0], *rest])
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,334 @@
+// Every syntax error the front end reports, rendered exactly as a user sees
+// it: `file:line:col: error: message`, the source line, and a caret line.
+#include <gtest/gtest.h>
+
+#include <set>
+#include <string>
+#include <vector>
+
+#include "support/error.h"
+#include "tile_lang/parser.h"
+
+namespace tilec::lang {
+namespace {
+
+struct Case {
+  std::string program;
+  std::string rendered;
+};
+
+const std::vector<Case>& Cases() {
+  static const std::vector<Case> cases = {
+    {R"tile(function (A) -> (B) {
+  B[i : N] = +(A[i];
+})tile",
+     R"err(bad.tile:2:20: error: expected a combination operator (* + ==) or ')' to close '(' at 2:15, found ';'
+  B[i : N] = +(A[i];
+                   ^)err"},
+    {R"tile(function (A) -> (B) {
+  B = A + 1
+})tile",
+     R"err(bad.tile:3:1: error: expected ';' after the statement, found '}'
+}
+^)err"},
+    {R"tile(function (A) -> (B) {
+  B[i : N] = (A[i]);
+})tile",
+     R"err(bad.tile:2:14: error: expected an aggregation operator (+ * > < =) after '=', found '('
+  B[i : N] = (A[i]);
+             ^)err"},
+    {R"tile(function (A) -> (B) {
+  B = A;)tile",
+     R"err(bad.tile:2:9: error: unexpected end of input; expected '}' to close '{' at 1:21
+  B = A;
+        ^)err"},
+    {R"tile(function (A) -> () { })tile",
+     R"err(bad.tile:1:18: error: a function needs at least one output
+function (A) -> () { }
+                 ^)err"},
+    {R"tile(function (A, ) -> (B) { B = A; })tile",
+     R"err(bad.tile:1:14: error: expected an input name, found ')'
+function (A, ) -> (B) { B = A; }
+             ^)err"},
+    {R"tile(fun (A) -> (B) { B = A; })tile",
+     R"err(bad.tile:1:1: error: expected 'function' at the start of the program, found 'fun'
+fun (A) -> (B) { B = A; }
+^~~)err"},
+    {R"tile(function (A) (B) { B = A; })tile",
+     R"err(bad.tile:1:14: error: expected '->' after the inputs, found '('
+function (A) (B) { B = A; }
+             ^)err"},
+    {R"tile(function (a) -> (B) { B = a; })tile",
+     R"err(bad.tile:1:11: error: expected an input name, found 'a'; tensor names start with an upper-case letter (or write #a)
+function (a) -> (B) { B = a; }
+          ^)err"},
+    {R"tile(function (A[m]) -> (B) { B = A; })tile",
+     R"err(bad.tile:1:13: error: expected a dimension name, found 'm'; tensor names start with an upper-case letter (or write #m)
+function (A[m]) -> (B) { B = A; }
+            ^)err"},
+    {R"tile(function (A) -> (B) {
+  b = A;
+})tile",
+     R"err(bad.tile:2:3: error: a statement must define a tensor, whose name starts with an upper-case letter (or write #b)
+  b = A;
+  ^)err"},
+    {R"tile(function (A) -> (B) {
+  B = a < b < c;
+})tile",
+     R"err(bad.tile:2:13: error: comparisons do not chain: '<' follows '<' at 2:9; add parentheses
+  B = a < b < c;
+            ^)err"},
+    {R"tile(function (A) -> (B) {
+  B[i : N] = +(A[exp(i)]);
+})tile",
+     R"err(bad.tile:2:18: error: function calls are not allowed in an index polynomial ('exp')
+  B[i : N] = +(A[exp(i)]);
+                 ^~~)err"},
+    {R"tile(function (A) -> (B) {
+  B[i : N] = +(A[i * 1.5]);
+})tile",
+     R"err(bad.tile:2:22: error: a float literal is not allowed in an index polynomial (only integers, names, + - * / and parentheses are)
+  B[i : N] = +(A[i * 1.5]);
+                     ^~~)err"},
+    {R"tile(function (A) -> (B) {
+  B[i : N] = +(A[i % 2]);
+})tile",
+     R"err(bad.tile:2:20: error: '%' is not allowed in an index polynomial (only integers, names, + - * / and parentheses are)
+  B[i : N] = +(A[i % 2]);
+                   ^)err"},
+    {R"tile(function (A) -> (B) {
+  B[i : N] = +(A[i ? 1 : 0]);
+})tile",
+     R"err(bad.tile:2:20: error: '?' is not allowed in an index polynomial (only integers, names, + - * / and parentheses are)
+  B[i : N] = +(A[i ? 1 : 0]);
+                   ^)err"},
+    {R"tile(function (A) -> (B) {
+  B[i : N] = +(A[~i]);
+})tile",
+     R"err(bad.tile:2:18: error: '~' is not allowed in an index polynomial (only integers, names, + - * / and parentheses are)
+  B[i : N] = +(A[~i]);
+                 ^)err"},
+    {R"tile(function (A) -> (B) {
+  B[i, j : N] = +(A[i, j]);
+})tile",
+     R"err(bad.tile:2:12: error: output 'B' has 2 index polynomials but 1 size
+  B[i, j : N] = +(A[i, j]);
+           ^)err"},
+    {R"tile(function (A) -> (B) {
+  B[i : N] = +(A[i] * C[i] ? D[i]);
+})tile",
+     R"err(bad.tile:2:28: error: '?' in a contraction must follow an '==' combination: 'A[i] == B[j] ? C[k]'
+  B[i : N] = +(A[i] * C[i] ? D[i]);
+                           ^)err"},
+    {R"tile(function (A) -> (B) {
+  B[i : N] = +(A[i], i <= N);
+})tile",
+     R"err(bad.tile:2:20: error: expected a combination operator (* + ==) or ')' to close '(' at 2:15, found ','
+  B[i : N] = +(A[i], i <= N);
+                   ^)err"},
+    {R"tile(function (A) -> (B) {
+  B[i : N] = +(A[i]), i <= N;
+})tile",
+     R"err(bad.tile:2:25: error: a constraint is written 'poly < bound' (meaning 0 <= poly < bound); '<=' is not allowed
+  B[i : N] = +(A[i]), i <= N;
+                        ^~)err"},
+    {R"tile(function (A) -> (B) {
+  B[i : N] = +(A[i]) default P default Q;
+})tile",
+     R"err(bad.tile:2:32: error: 'default' given twice
+  B[i : N] = +(A[i]) default P default Q;
+                               ^~~~~~~)err"},
+    {R"tile(function (A) -> (B) {
+  B = exp();
+})tile",
+     R"err(bad.tile:2:11: error: a call of 'exp' needs at least one argument
+  B = exp();
+          ^)err"},
+    {R"tile(function (A) -> (B) {
+  B = A[0];
+})tile",
+     R"err(bad.tile:2:8: error: tensors cannot be indexed inside an expression; use a contraction 'O[i : N] = +(A[i])'
+  B = A[0];
+       ^)err"},
+    {R"tile(function (A) -> (B) {
+  B = .5 * A;
+})tile",
+     R"err(bad.tile:2:7: error: a float literal needs a digit before '.': write '0.5'
+  B = .5 * A;
+      ^~)err"},
+    {R"tile(function (A) -> (B) {
+  B = 1. * A;
+})tile",
+     R"err(bad.tile:2:7: error: a float literal needs a digit after '.': write '1.0'
+  B = 1. * A;
+      ^~)err"},
+    {R"tile(function (A) -> (B) {
+  B = 1e400;
+})tile",
+     R"err(bad.tile:2:7: error: float literal '1e400' is out of the range of a 64-bit float
+  B = 1e400;
+      ^~~~~)err"},
+    {R"tile(function (A) -> (B) {
+  B = 99999999999999999999;
+})tile",
+     R"err(bad.tile:2:7: error: integer literal '99999999999999999999' does not fit in 64 bits
+  B = 99999999999999999999;
+      ^~~~~~~~~~~~~~~~~~~~)err"},
+    {R"tile(function (A) -> (B) {
+  /* B = A;
+})tile",
+     R"err(bad.tile:2:3: error: unterminated block comment
+  /* B = A;
+  ^~)err"},
+    {R"tile(function (A) -> (B) {
+  B = A @ 2;
+})tile",
+     R"err(bad.tile:2:9: error: unexpected character '@'
+  B = A @ 2;
+        ^)err"},
+    {R"tile(function (A) -> (B) {
+  B = A;
+} B = A;)tile",
+     R"err(bad.tile:3:3: error: unexpected 'B' after the end of the function
+} B = A;
+  ^)err"},
+    {R"tile(function (A) -> (B) {
+  B[i : N] ==(A[i]);
+})tile",
+     R"err(bad.tile:2:12: error: expected '=' after the output, found '=='; an assign aggregation is written '= =(...)' with a space
+  B[i : N] ==(A[i]);
+           ^~)err"},
+    {R"tile(function (A) -> (B) {
+  B = 2i;
+})tile",
+     R"err(bad.tile:2:8: error: '2 i' (a number followed by an index name) is only allowed in an index polynomial; write '2 * i'
+  B = 2i;
+       ^)err"},
+    {R"tile(function (A) -> (B) {
+  B = A ? 1;
+})tile",
+     R"err(bad.tile:2:12: error: expected ':' to complete '?' at 2:9, found ';'
+  B = A ? 1;
+           ^)err"},
+    {R"tile(function (A) -> (B) {
+  [[pid()]] B = A;
+})tile",
+     R"err(bad.tile:2:9: error: an attribute's parameter list cannot be empty
+  [[pid()]] B = A;
+        ^)err"},
+    {R"tile(function (A) -> (B) {
+  [[Pid]] B = A;
+})tile",
+     R"err(bad.tile:2:5: error: attribute names start with a lower-case letter (or write $Pid)
+  [[Pid]] B = A;
+    ^~~)err"},
+    {R"tile(function (A) -> (B) {
+  B[i : N] = +(A);
+})tile",
+     R"err(bad.tile:2:17: error: expected '[' after 'A' (contraction inputs are indexed: 'A[i, j]'), found ')'
+  B[i : N] = +(A);
+                ^)err"},
+    {R"tile(function (A) -> (B) {
+  B[i : N] = +(A[i] * A[i] * A[i]);
+})tile",
+     R"err(bad.tile:2:28: error: a contraction combines at most two tensors with one operator (or 'A == B ? C')
+  B[i : N] = +(A[i] * A[i] * A[i]);
+                           ^)err"},
+    {R"tile(function (A) -> (B) {
+  B[: N] = +(A[i]);
+})tile",
+     R"err(bad.tile:2:7: error: expected ']' after ':' in a rank-0 output 'O[:]', found 'N'
+  B[: N] = +(A[i]);
+      ^)err"},
+    {R"tile(function (A) -> (B) {
+  B = (A + 1;
+})tile",
+     R"err(bad.tile:2:13: error: expected ')' to close '(' at 2:7, found ';'
+  B = (A + 1;
+            ^)err"},
+    {R"tile(function (A) -> (B) {
+  B = max(A, 1;
+})tile",
+     R"err(bad.tile:2:15: error: expected ',' or ')' to close '(' at 2:10, found ';'
+  B = max(A, 1;
+              ^)err"},
+    {R"tile(function (A) -> (B) {
+  B[i : N] = +(A[i]) no_defract no_defract;
+})tile",
+     R"err(bad.tile:2:33: error: 'no_defract' given twice
+  B[i : N] = +(A[i]) no_defract no_defract;
+                                ^~~~~~~~~~)err"},
+    {R"tile(function (A) -> (B) {
+  B = 9223372036854775808;
+})tile",
+     R"err(bad.tile:2:7: error: integer literal '9223372036854775808' does not fit in 64 bits
+  B = 9223372036854775808;
+      ^~~~~~~~~~~~~~~~~~~)err"},
+    {R"tile(function (A) -> (B) {
+  B = A +;
+})tile",
+     R"err(bad.tile:2:10: error: expected an expression, found ';'
+  B = A +;
+         ^)err"},
+    {R"tile(function (A) -> (B) {
+  B[i : N] = +(A[i]), k N;
+})tile",
+     R"err(bad.tile:2:25: error: expected '<' in the constraint 'poly < bound', found 'N'
+  B[i : N] = +(A[i]), k N;
+                        ^)err"},
+    {R"tile(function (A) -> (B) {
+  B = A == 1 != 2;
+})tile",
+     R"err(bad.tile:2:14: error: comparisons do not chain: '!=' follows '==' at 2:9; add parentheses
+  B = A == 1 != 2;
+             ^~)err"},
+    {R"tile(function (A) -> (B) {
+  B[i : N] = +(A[i] ? A[i]);
+})tile",
+     R"err(bad.tile:2:21: error: '?' in a contraction must follow an '==' combination: 'A[i] == B[j] ? C[k]'
+  B[i : N] = +(A[i] ? A[i]);
+                    ^)err"},
+    {R"tile(function (A, B[N) -> (C) { C = A; })tile",
+     R"err(bad.tile:1:17: error: expected ',' or ']' to close '[' at 1:15, found ')'
+function (A, B[N) -> (C) { C = A; }
+                ^)err"},
+    {R"tile(function (A) -> (B) { B = -#; })tile",
+     R"err(bad.tile:1:28: error: expected a name after '#'
+function (A) -> (B) { B = -#; }
+                           ^)err"},
+    {R"tile(function (A) -> (B) {
+	B = A +
+	  _x;
+})tile",
+     R"err(bad.tile:3:4: error: unexpected character '_': names start with a letter (write #_name or $_name)
+	  _x;
+	  ^)err"},
+    {R"tile(function (A) -> (B) {
+  B[] = +(A[i]), default P;
+})tile",
+     R"err(bad.tile:2:18: error: expected an index polynomial, found 'default'
+  B[] = +(A[i]), default P;
+                 ^~~~~~~)err"},
+  };
+  return cases;
+}
+
+TEST(ParseErrorsTest, EachMalformedProgramRendersItsExactError) {
+  std::set<std::string> messages;
+  for (const Case& c : Cases()) {
+    SCOPED_TRACE(c.program);
+    try {
+      Parse(MakeSource("bad.tile", c.program));
+      ADD_FAILURE() << "parsed without error";
+    } catch (const UserError& e) {
+      EXPECT_EQ(e.Render(), c.rendered);
+      EXPECT_EQ(e.file()->name, "bad.tile");
+      EXPECT_TRUE(e.span().known());
+      messages.insert(e.message());
+    }
+  }
+  EXPECT_GE(messages.size(), 25u) << "cases should cover distinct diagnostics";
+}
+
+}  // namespace
+}  // namespace tilec::lang

@@ -1,0 +1,31 @@
+#include "tools/tilec/targets.h"
+
+#include <fmt/format.h>
+
+#include <vector>
+
+#include "support/error.h"
+#include "tile_lang/evaluator.h"
+
+namespace tilec::tools {
+namespace {
+
+// The registry: adding a backend is one line here.
+constexpr Target kTargets[] = {
+    {"ref", "the reference evaluator (plain loops; slow, exact)", &lang::Evaluate},
+};
+
+}  // namespace
+
+std::span<const Target> Targets() { return kTargets; }
+
+const Target& FindTarget(std::string_view name) {
+  std::vector<std::string_view> names;
+  for (const Target& t : kTargets) {
+    if (t.name == name) return t;
+    names.push_back(t.name);
+  }
+  TILEC_USER_ERROR("unknown target '{}' (available: {})", name, fmt::join(names, ", "));
+}
+
+}  // namespace tilec::tools
