@@ -1,9 +1,12 @@
 // Times the reference evaluator on the seed's 3x3 "same" convolution
 //   O[n, x, y, co : N, X, Y, CO] = +(D[n, x+i-1, y+j-1, ci] * K[i, j, co, ci])
 // with D f32[1, 56, 56, 64] and K f32[3, 3, 64, 64] (115.6M multiply-adds).
-// Not a test: a timing program. Build against a tilec build directory, e.g.
-//   c++ -O2 -std=c++20 -I. bench/eval_seed_conv.cc -o /tmp/eval_seed_conv \
-//     $B/tile_lang/libtilec_lang.a $B/support/libtilec_support.a -lfmt
+// Not a test: a timing program. Build against a tilec build directory $B
+// (one line):
+//   c++ -O2 -std=c++20 -I. bench/eval_seed_conv.cc -o /tmp/eval_seed_conv
+//       $B/tile_lang/libtilec_lang.a $B/support/libtilec_support.a -lfmt
+// Reports the best wall time of N runs (argument, default 3); on a loaded
+// machine prefer `/usr/bin/time` user time.
 #include <chrono>
 #include <cstdio>
 

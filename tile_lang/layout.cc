@@ -2,19 +2,268 @@
 
 #include <fmt/format.h>
 
+#include <algorithm>
+#include <cctype>
 #include <limits>
+#include <optional>
+#include <utility>
 
 #include "support/error.h"
 
 namespace tilec::lang {
 namespace {
 
+constexpr int64_t kMaxI64 = std::numeric_limits<int64_t>::max();
+
 int64_t CheckedMul(int64_t a, int64_t b, const std::vector<int64_t>& dims) {
   if (a < 0 || b < 0) TILEC_USER_ERROR("negative dimension in [{}]", fmt::join(dims, ", "));
-  if (a != 0 && b > std::numeric_limits<int64_t>::max() / a)
+  if (a != 0 && b > kMaxI64 / a)
     TILEC_USER_ERROR("tensor with dimensions [{}] has more elements than fit in 64 bits",
                      fmt::join(dims, ", "));
   return a * b;
+}
+
+// Plain formats named by their physical order over the logical order N,C,H,W
+// (rank 4) or N,C,D,H,W (rank 5).
+struct NamedOrder {
+  std::string_view name;
+  std::vector<int> order;
+};
+const std::vector<NamedOrder>& NamedOrders() {
+  static const std::vector<NamedOrder> orders = {
+      {"nchw", {0, 1, 2, 3}},       {"nhwc", {0, 2, 3, 1}},       {"chwn", {1, 2, 3, 0}},
+      {"ncdhw", {0, 1, 2, 3, 4}},   {"ndhwc", {0, 2, 3, 4, 1}},
+  };
+  return orders;
+}
+
+// Blocked formats over logical NCHW: C is split into C/block (outer, after N)
+// and C%block (innermost).
+struct NamedBlock {
+  std::string_view name;
+  int64_t block;
+};
+constexpr NamedBlock kNamedBlocks[] = {
+    {"nChw4c", 4}, {"nChw8c", 8}, {"nChw16c", 16}, {"b_fs_yx_fsv16", 16}};
+
+constexpr std::string_view kKnownSpecs =
+    "row-major, nchw, nhwc, chwn, ncdhw, ndhwc, nChw4c, nChw8c, nChw16c, b_fs_yx_fsv16, "
+    "order(p0,p1,...), strides(s0,s1,...)";
+
+// Every problem with a spec is reported through this, so the message always
+// names the spec and the dimensions it was applied to.
+class SpecParser {
+ public:
+  SpecParser(std::string_view spec, const std::vector<int64_t>& dims) : spec_(spec), dims_(dims) {}
+
+  [[noreturn]] void Fail(std::string_view why) const {
+    TILEC_USER_ERROR("bad layout '{}' for a tensor of dimensions [{}]: {}", spec_,
+                     fmt::join(dims_, ", "), why);
+  }
+
+  Layout Parse() {
+    for (int64_t d : dims_)
+      if (d < 0) Fail(fmt::format("dimension {} is negative", d));
+    std::string_view s = Trim(spec_);
+    if (s.empty()) Fail(fmt::format("empty layout (expected one of {})", kKnownSpecs));
+    if (s == "row-major") return Dense("row-major", Identity());
+    for (const auto& n : NamedOrders()) {
+      if (s != n.name) continue;
+      RequireRank(static_cast<int>(n.order.size()), "");
+      return Dense(std::string(n.name), n.order);
+    }
+    for (const auto& b : kNamedBlocks) {
+      if (s != b.name) continue;
+      RequireRank(4, " (logical order N, C, H, W)");
+      return Blocked(std::string(b.name), b.block);
+    }
+    if (auto args = Call(s, "order")) return Order(*args);
+    if (auto args = Call(s, "strides")) return Strides(*args);
+    Fail(fmt::format("unknown layout (expected one of {})", kKnownSpecs));
+  }
+
+ private:
+  static std::string_view Trim(std::string_view s) {
+    while (!s.empty() && std::isspace(static_cast<unsigned char>(s.front()))) s.remove_prefix(1);
+    while (!s.empty() && std::isspace(static_cast<unsigned char>(s.back()))) s.remove_suffix(1);
+    return s;
+  }
+
+  int rank() const { return static_cast<int>(dims_.size()); }
+
+  std::vector<int> Identity() const {
+    std::vector<int> order(dims_.size());
+    for (int k = 0; k < rank(); ++k) order[k] = k;
+    return order;
+  }
+
+  void RequireRank(int want, std::string_view note) const {
+    if (rank() != want)
+      Fail(fmt::format("it needs a rank-{} tensor{}, not rank {}", want, note, rank()));
+  }
+
+  int64_t Mul(int64_t a, int64_t b) const {
+    if (a != 0 && b > kMaxI64 / a) Fail("the buffer size does not fit in 64 bits");
+    return a * b;
+  }
+  int64_t Add(int64_t a, int64_t b) const {
+    if (b > kMaxI64 - a) Fail("the buffer size does not fit in 64 bits");
+    return a + b;
+  }
+
+  // "name(a, b, c)" -> the integers; nullopt if `s` is not a call of `name`.
+  std::optional<std::vector<int64_t>> Call(std::string_view s, std::string_view name) const {
+    if (!s.starts_with(name)) return std::nullopt;
+    std::string_view rest = Trim(s.substr(name.size()));
+    if (rest.empty() || rest.front() != '(') return std::nullopt;
+    if (rest.back() != ')') Fail(fmt::format("expected ')' at the end of {}(...)", name));
+    std::string_view body = Trim(rest.substr(1, rest.size() - 2));
+    std::vector<int64_t> values;
+    if (body.empty()) return values;
+    while (true) {
+      size_t comma = body.find(',');
+      std::string_view item = Trim(body.substr(0, comma));
+      values.push_back(Integer(item, name));
+      if (comma == std::string_view::npos) break;
+      body = body.substr(comma + 1);
+    }
+    return values;
+  }
+
+  int64_t Integer(std::string_view item, std::string_view what) const {
+    bool negative = !item.empty() && item.front() == '-';
+    std::string_view digits = negative ? item.substr(1) : item;
+    if (digits.empty() || !std::all_of(digits.begin(), digits.end(),
+                                       [](char c) { return std::isdigit(static_cast<unsigned char>(c)); }))
+      Fail(fmt::format("'{}' in {}(...) is not an integer", item, what));
+    int64_t v = 0;
+    for (char c : digits) {
+      int digit = c - '0';
+      if (v > (kMaxI64 - digit) / 10) Fail(fmt::format("'{}' does not fit in 64 bits", item));
+      v = v * 10 + digit;
+    }
+    return negative ? -v : v;
+  }
+
+  // Dense over the physical order `order` (outermost first).
+  Layout Dense(std::string name, const std::vector<int>& order) const {
+    Layout l;
+    l.name = std::move(name);
+    l.phys.resize(order.size());
+    int64_t stride = 1;
+    for (size_t k = order.size(); k-- > 0;) {
+      int64_t size = dims_[order[k]];
+      l.phys[k] = PhysicalDim{order[k], 1, size, stride};
+      stride = Mul(stride, size);
+    }
+    l.elements = stride;
+    return l;
+  }
+
+  Layout Order(const std::vector<int64_t>& args) const {
+    if (static_cast<int>(args.size()) != rank())
+      Fail(fmt::format("order(...) lists {} dimensions but the tensor has rank {}", args.size(),
+                       rank()));
+    std::vector<bool> seen(args.size(), false);
+    std::vector<int> order;
+    for (int64_t a : args) {
+      if (a < 0 || a >= rank())
+        Fail(fmt::format("order(...) names dimension {}, which is not in 0..{}", a, rank() - 1));
+      if (seen[a]) Fail(fmt::format("order(...) names dimension {} twice", a));
+      seen[a] = true;
+      order.push_back(static_cast<int>(a));
+    }
+    return Dense(fmt::format("order({})", fmt::join(order, ",")), order);
+  }
+
+  // Explicit strides. Accepted only when the dimensions nest: sorted by
+  // stride, each one's stride exceeds the largest offset the smaller ones
+  // reach. That rules out every aliasing layout (and a few exotic
+  // interleavings that do not alias, which no real format uses); an exact
+  // test would be a subset-sum problem.
+  Layout Strides(const std::vector<int64_t>& strides) const {
+    if (static_cast<int>(strides.size()) != rank())
+      Fail(fmt::format("strides(...) lists {} strides but the tensor has rank {}", strides.size(),
+                       rank()));
+    Layout l;
+    l.name = fmt::format("strides({})", fmt::join(strides, ","));
+    bool empty = false;
+    std::vector<int> moving;  // dims with more than one index, by stride
+    for (int d = 0; d < rank(); ++d) {
+      if (strides[d] < 0) Fail(fmt::format("dimension {} has a negative stride {}", d, strides[d]));
+      l.phys.push_back(PhysicalDim{d, 1, dims_[d], strides[d]});
+      if (dims_[d] == 0) empty = true;
+      if (dims_[d] > 1) moving.push_back(d);
+    }
+    std::stable_sort(moving.begin(), moving.end(),
+                     [&](int a, int b) { return strides[a] < strides[b]; });
+    int64_t last = 0;  // largest offset reached by the dims placed so far
+    for (size_t k = 0; k < moving.size(); ++k) {
+      int d = moving[k];
+      if (strides[d] <= last || strides[d] == 0) {
+        if (k == 0 || strides[d] == 0)
+          Fail(fmt::format("dimension {} has size {} but stride 0, so its elements alias", d,
+                           dims_[d]));
+        Fail(fmt::format(
+            "dimension {} (stride {}) overlaps dimension {} (stride {}, size {}): the "
+            "dimensions with smaller strides reach offset {}, so elements would alias",
+            d, strides[d], moving[k - 1], strides[moving[k - 1]], dims_[moving[k - 1]], last));
+      }
+      last = Add(last, Mul(strides[d], dims_[d] - 1));
+    }
+    l.elements = empty ? 0 : Add(last, 1);
+    return l;
+  }
+
+  // n, c/B (size ceil(C/B)), h, w, c%B (size B); dense, padding included.
+  Layout Blocked(std::string name, int64_t block) const {
+    int64_t n = dims_[0], c = dims_[1], h = dims_[2], w = dims_[3];
+    int64_t outer = c / block + (c % block != 0);
+    Layout l;
+    l.name = std::move(name);
+    int64_t s_w = block;
+    int64_t s_h = Mul(s_w, w);
+    int64_t s_c = Mul(s_h, h);
+    int64_t s_n = Mul(s_c, outer);
+    l.phys = {PhysicalDim{0, 1, n, s_n}, PhysicalDim{1, block, outer, s_c},
+              PhysicalDim{2, 1, h, s_h}, PhysicalDim{3, 1, w, s_w},
+              PhysicalDim{1, 1, block, 1}};
+    l.elements = Mul(s_n, n);
+    return l;
+  }
+
+  std::string_view spec_;
+  const std::vector<int64_t>& dims_;
+};
+
+// The logical dims a layout was built for, as far as the layout tells: a
+// blocked dim's padding is indistinguishable from real channels, and every
+// channel count with the same block count gives the same layout.
+std::optional<std::vector<int64_t>> DimsOf(const Layout& l) {
+  int rank = 0;
+  for (const auto& p : l.phys) {
+    if (p.dim < 0 || p.divisor < 1 || p.size < 0) return std::nullopt;
+    rank = std::max(rank, p.dim + 1);
+  }
+  std::vector<int64_t> dims(rank, -1);
+  std::vector<int64_t> divisor(rank, 0);
+  for (const auto& p : l.phys) {
+    if (p.divisor < divisor[p.dim]) continue;
+    if (p.size != 0 && p.divisor > kMaxI64 / p.size) return std::nullopt;
+    divisor[p.dim] = p.divisor;
+    dims[p.dim] = p.size * p.divisor;
+  }
+  for (int64_t d : dims)
+    if (d < 0) return std::nullopt;
+  return dims;
+}
+
+std::optional<Layout> TryParse(std::string_view spec, const std::vector<int64_t>& dims) {
+  try {
+    return ParseLayout(spec, dims);
+  } catch (const UserError&) {
+    return std::nullopt;
+  }
 }
 
 }  // namespace
@@ -46,6 +295,37 @@ bool Layout::IsRowMajor(const std::vector<int64_t>& dims) const {
     stride *= dims[k];
   }
   return elements == stride;
+}
+
+Layout ParseLayout(std::string_view spec, const std::vector<int64_t>& dims) {
+  return SpecParser(spec, dims).Parse();
+}
+
+std::string ToSpec(const Layout& l) {
+  std::optional<std::vector<int64_t>> dims = DimsOf(l);
+  if (dims) {
+    // The name is kept when it still describes the layout.
+    if (!l.name.empty())
+      if (std::optional<Layout> named = TryParse(l.name, *dims); named && *named == l)
+        return l.name;
+    // A plain layout is its strides, listed in logical order.
+    bool plain = l.phys.size() == dims->size();
+    std::vector<int64_t> strides(dims->size(), 0);
+    std::vector<bool> seen(dims->size(), false);
+    for (const auto& p : l.phys) {
+      if (p.divisor != 1 || seen[p.dim]) plain = false;
+      if (!plain) break;
+      seen[p.dim] = true;
+      strides[p.dim] = p.stride;
+    }
+    if (plain) {
+      std::string spec = fmt::format("strides({})", fmt::join(strides, ","));
+      std::optional<Layout> back = TryParse(spec, *dims);
+      // Same strides by construction; the buffer size must match too.
+      if (back && back->elements == l.elements) return spec;
+    }
+  }
+  TILEC_USER_ERROR("layout {} cannot be written as a layout spec", ToString(l));
 }
 
 std::string ToString(const Layout& l) {

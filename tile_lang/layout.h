@@ -17,6 +17,7 @@
 
 #include <cstdint>
 #include <string>
+#include <string_view>
 #include <vector>
 
 namespace tilec::lang {
@@ -42,5 +43,28 @@ struct Layout {
 Layout RowMajorLayout(const std::vector<int64_t>& dims);
 
 std::string ToString(const Layout& l);
+
+// Parses a layout spec for a tensor of logical dimensions `dims`:
+//   "row-major"                          dense, last dim innermost (the default)
+//   "nchw" "nhwc" "chwn"                 rank 4, logical order N, C, H, W
+//   "ncdhw" "ndhwc"                      rank 5, logical order N, C, D, H, W
+//   "order(p0, p1, ...)"                 dense; a permutation of the logical
+//                                        dims, outermost first
+//   "strides(s0, s1, ...)"               element stride per logical dim; gaps are
+//                                        allowed (a view into a bigger buffer),
+//                                        elements = largest offset + 1; the dims
+//                                        must nest (no two elements alias)
+//   "nChw4c" "nChw8c" "nChw16c"          rank 4 NCHW, C blocked by 4/8/16 with
+//   "b_fs_yx_fsv16" (= nChw16c)          zero padding up to a whole block
+// The result's name is the spec's canonical spelling. UserError naming the
+// spec on any problem (unknown name, rank mismatch, bad number, aliasing
+// strides, size overflow).
+Layout ParseLayout(std::string_view spec, const std::vector<int64_t>& dims);
+
+// A spec that ParseLayout turns back into an equivalent layout: the layout's
+// name when it still describes it, otherwise "strides(...)" for a plain
+// layout. UserError for a layout no spec describes. (ToString above is the
+// debug form, which shows every physical dimension.)
+std::string ToSpec(const Layout& l);
 
 }  // namespace tilec::lang
