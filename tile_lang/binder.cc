@@ -302,6 +302,42 @@ Program Bind(const ast::Function& f, const std::map<std::string, Shape>& inputs)
   return prog;
 }
 
+Program Bind(const ast::Function& f, const std::map<std::string, Shape>& inputs,
+             const std::map<std::string, std::string>& layouts) {
+  Program prog = Bind(f, inputs);
+  for (const auto& [name, spec] : layouts) {
+    auto it = prog.tensors.find(name);
+    if (it == prog.tensors.end()) {
+      std::vector<std::string> names;
+      for (const auto& [t, decl] : prog.tensors) names.push_back(t);
+      TILEC_USER_ERROR("layout '{}' given for unknown tensor '{}'; the program's tensors are {}",
+                       spec, name, fmt::join(names, ", "));
+    }
+    try {
+      it->second.layout = ParseLayout(spec, it->second.shape.dims);
+    } catch (const UserError& e) {
+      TILEC_USER_ERROR("tensor '{}': {}", name, e.message());
+    }
+  }
+  return prog;
+}
+
+std::pair<Shape, std::optional<std::string>> ParseShapeAndLayout(std::string_view spec) {
+  size_t colon = spec.find(':');
+  Shape shape = ParseShape(spec.substr(0, colon));
+  if (colon == std::string_view::npos) return {shape, std::nullopt};
+  std::string_view rest = spec.substr(colon + 1);
+  auto blank = [](char c) { return std::isspace(static_cast<unsigned char>(c)) != 0; };
+  while (!rest.empty() && blank(rest.front())) rest.remove_prefix(1);
+  while (!rest.empty() && blank(rest.back())) rest.remove_suffix(1);
+  if (rest.empty())
+    TILEC_USER_ERROR(
+        "malformed shape '{}': no layout after ':' (expected e.g. 'f32[1, 64, 56, 56]:nhwc')", spec);
+  std::string layout(rest);
+  ParseLayout(layout, shape.dims);  // reports a bad layout now, not at Bind
+  return {shape, layout};
+}
+
 Shape ParseShape(std::string_view spec) {
   auto fail = [&](std::string_view why) -> Shape {
     TILEC_USER_ERROR("malformed shape '{}': {} (expected e.g. 'f32[32, 224, 224, 64]' or 'f32[]')",

@@ -2,7 +2,9 @@
 #pragma once
 
 #include <map>
+#include <optional>
 #include <string>
+#include <utility>
 
 #include "tile_lang/ast.h"
 #include "tile_lang/program.h"
@@ -18,7 +20,19 @@ namespace tilec::lang {
 // missing/extra input shape, …).
 Program Bind(const ast::Function& f, const std::map<std::string, Shape>& inputs);
 
+// As above, then gives the tensors named in `layouts` (inputs, outputs, or
+// intermediates that survive dead-op removal) the layout its spec describes
+// (see ParseLayout), parsed against that tensor's bound dimensions. UserError
+// for an unknown tensor name (listing the tensors) or a bad spec.
+Program Bind(const ast::Function& f, const std::map<std::string, Shape>& inputs,
+             const std::map<std::string, std::string>& layouts);
+
 // Parses a shape spec "f32[32, 224, 224, 64]" (also "f32[]"); UserError if malformed.
 Shape ParseShape(std::string_view spec);
+
+// Parses "f32[1, 64, 56, 56]:nhwc": a shape, then optionally ':' and a layout
+// spec, which is checked against the shape (ParseLayout). UserError if either
+// part is malformed.
+std::pair<Shape, std::optional<std::string>> ParseShapeAndLayout(std::string_view spec);
 
 }  // namespace tilec::lang

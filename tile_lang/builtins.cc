@@ -1,6 +1,7 @@
 // Calls: math functions, casts, special ops (index, gather, scatter, shape,
 // reshape, prng), inline builtins expanded into ops as PlaidML's builtins.cc
-// does (relu, builtin_softmax, builtin_logsoftmax, reverse_grad), and the
+// does (relu, builtin_softmax, builtin_logsoftmax, builtin_binary_crossentropy,
+// reverse_grad), and the
 // bind-time functions mod and assert_*.
 #include <fmt/format.h>
 
@@ -60,6 +61,7 @@ class CallBinder {
     if (name_ == "prng_state") return PrngOutput(1);
     if (name_ == "builtin_softmax") return Softmax(false);
     if (name_ == "builtin_logsoftmax") return Softmax(true);
+    if (name_ == "builtin_binary_crossentropy") return BinaryCrossentropy();
     if (name_ == "reverse_grad") return ReverseGrad();
     if (name_ == "mod") return Mod();
     if (name_.starts_with("assert_")) return Assert();
@@ -334,6 +336,25 @@ class CallBinder {
     if (!log) return emit(ElemFn::Div, {e, n}, dest_);
     Value log_n = emit(ElemFn::Log, {n}, "");
     return emit(ElemFn::Sub, {shifted, log_n}, dest_);
+  }
+
+  // PlaidML's builtin_binary_crossentropy(O, T, S), elementwise:
+  //   -T * log(O) - (1 - T) * log(1 - O)
+  // S (the sample count in PlaidML's gradient) does not change the value.
+  Value BinaryCrossentropy() {
+    ExpectArgs(3);
+    Value o = BindExpr(ctx_, Arg(0), "");
+    Value t = BindExpr(ctx_, Arg(1), "");
+    BindExpr(ctx_, Arg(2), "");
+    auto emit = [&](ElemFn fn, std::vector<Value> args, const std::string& dest) {
+      return EmitElementwise(ctx_, fn, args, call_.span, call_.span, Quoted(), dest);
+    };
+    Value one = Value::Of(Const::Float(1.0));
+    Value lhs = emit(ElemFn::Mul, {emit(ElemFn::Neg, {t}, ""), emit(ElemFn::Log, {o}, "")}, "");
+    Value rhs = emit(ElemFn::Mul, {emit(ElemFn::Sub, {one, t}, ""),
+                                   emit(ElemFn::Log, {emit(ElemFn::Sub, {one, o}, "")}, "")},
+                     "");
+    return emit(ElemFn::Sub, {lhs, rhs}, dest_);
   }
 
   // reverse_grad(X, c) is X in a forward program (it only affects gradients).

@@ -1,11 +1,13 @@
 // PoCL conv3x3 kernel-structure study: hand-written OpenCL variants vs oneDNN.
 //
-//   driver [--runs N] [--rounds R] [SPEC...]
+//   driver [--runs N] [--rounds R] [--dir DIR] SPEC...
 //
 // SPEC = name|file.cl|G0,G1,G2|L0,L1,L2|kt|build options
 //   kt=1: a ktrans.cl launch (K -> Kt [I,J,CI,CO]) runs inside the timed region
-//   and the variant gets Kt in place of K. L all 0: the driver picks.
-// Without SPECs a built-in list runs. Workload: D NHWC [1,56,56,64],
+//   and the variant gets Kt in place of K; kt=2: Kt is made once before timing
+//   (K treated as a constant weight).  L all 0: the driver picks.
+// (see run.sh for the main ones; --dir DIR: where the .cl files are, default
+// the current directory). Workload: D NHWC [1,56,56,64],
 // K [3,3,64(co),64(ci)], R = relu(conv "same"), checked against a C++
 // reference (max abs error). Each round times oneDNN (plain NHWC, fused ReLU)
 // and every variant (median of N wall-clock runs around Launch) and prints the
@@ -100,7 +102,7 @@ struct OneDnn {
 struct Spec {
   std::string name, file;
   std::array<size_t, 3> global{}, local{};
-  bool kt = false;
+  int kt = 0;  // 0: K; 1: Kt, ktrans timed with the variant; 2: Kt made once, untimed
   std::string options;
 };
 
@@ -127,7 +129,7 @@ Spec ParseSpec(const std::string& s) {
     spec.global[d] = std::stoul(g.at(d));
     spec.local[d] = std::stoul(l.at(d));
   }
-  spec.kt = f[4] == "1";
+  spec.kt = std::stoi(f[4]);
   if (f.size() > 5) spec.options = f[5];
   return spec;
 }
@@ -195,9 +197,10 @@ int main(int argc, char** argv) {
     }
     auto run = [&](size_t v) {
       const Spec& s = specs[v];
-      if (s.kt) dev.Launch(ktrans, {bk, bkt}, {64, 64, 9}, {0, 0, 0}, 3);
+      if (s.kt == 1) dev.Launch(ktrans, {bk, bkt}, {64, 64, 9}, {0, 0, 0}, 3);
       dev.Launch(kernels[v], {bd, s.kt ? bkt : bk, br}, s.global, s.local, 3);
     };
+    dev.Launch(ktrans, {bk, bkt}, {64, 64, 9}, {0, 0, 0}, 3);  // for kt=2
     std::vector<double> err(specs.size());
     for (size_t v = 0; v < specs.size(); ++v) {
       dev.FillZero(br);
