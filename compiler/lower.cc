@@ -273,9 +273,14 @@ class Lowerer {
     for (size_t j : fused) {
       const std::string& out = std::get<ElementwiseOp>(program_.ops[j]).output;
       if (!NeededOutside(out, group)) continue;
-      if (!have.count(out) && out != flat.accesses[0].tensor)
-        extra_outputs.push_back(
-            BroadcastAccess(program_.Tensor(out), dims, k.coords, flat.num_indices()));
+      FlatAccess access = BroadcastAccess(program_.Tensor(out), dims, k.coords, flat.num_indices());
+      // A result laid out like the kernel's output is written through the
+      // output's access (as the seed's table shows: R is stored at O's place).
+      bool same_as_output = access.strides == flat.accesses[0].strides &&
+                            access.offset == flat.accesses[0].offset &&
+                            access.limit == flat.accesses[0].limit;
+      if (!have.count(out) && out != flat.accesses[0].tensor && !same_as_output)
+        extra_outputs.push_back(std::move(access));
       have.insert(out);
       flat.kernel_outputs.push_back(out);
     }

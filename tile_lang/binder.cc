@@ -291,6 +291,10 @@ Program Bind(const ast::Function& f, const std::map<std::string, Shape>& inputs)
   BindInputs(ctx, inputs);
   for (const auto& st : f.body) {
     if (st.kind == ast::Statement::Kind::Contraction) {
+      // PlaidML's parser gives every contraction a temporary too (renamed to
+      // its output); numbering temporaries the same way keeps our dumps equal
+      // to its debug output (the seed's `_T1 = cmp_gt(O, 0)`).
+      ctx.NewTemp();
       bind::BindContraction(ctx, st);
     } else {
       BindAssignment(ctx, st);

@@ -40,6 +40,9 @@ inline constexpr std::string_view kExitCodesHelp =
 
 Command AddCheckCommand(CLI::App& parent, const GlobalOptions& global);
 Command AddRunCommand(CLI::App& parent, const GlobalOptions& global);
+Command AddCompileCommand(CLI::App& parent, const GlobalOptions& global);
+Command AddExplainCommand(CLI::App& parent, const GlobalOptions& global);
+Command AddDevicesCommand(CLI::App& parent, const GlobalOptions& global);
 
 // Reads a Tile source file. UserError with the path and the system's reason
 // if it cannot be read.

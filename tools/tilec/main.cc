@@ -26,7 +26,9 @@ int Main(int argc, char** argv) {
   GlobalOptions global;
   app.add_flag("-v,--verbose", global.verbose, "More output on stderr (repeat for more)");
 
-  std::vector<Command> commands = {AddCheckCommand(app, global), AddRunCommand(app, global)};
+  std::vector<Command> commands = {AddCheckCommand(app, global), AddRunCommand(app, global),
+                                   AddCompileCommand(app, global), AddExplainCommand(app, global),
+                                   AddDevicesCommand(app, global)};
 
   try {
     app.parse(argc, argv);

@@ -5,14 +5,25 @@
 #include <vector>
 
 #include "support/error.h"
+#include "hal/hal.h"
+#include "runtime/program.h"
 #include "tile_lang/evaluator.h"
 
 namespace tilec::tools {
 namespace {
 
+// Compiles for the default OpenCL device and runs.
+std::map<std::string, lang::Tensor> RunOpenCl(const lang::Program& program,
+                                              const std::map<std::string, lang::Tensor>& inputs) {
+  std::shared_ptr<hal::Device> device = hal::OpenDevice("opencl");
+  runtime::Program compiled = runtime::Program::Compile(program, device);
+  return compiled.Run(inputs);
+}
+
 // The registry: adding a backend is one line here.
 constexpr Target kTargets[] = {
     {"ref", "the reference evaluator (plain loops; slow, exact)", &lang::Evaluate},
+    {"opencl", "generated OpenCL kernels on the first OpenCL device", &RunOpenCl},
 };
 
 }  // namespace

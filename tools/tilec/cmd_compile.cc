@@ -1,0 +1,142 @@
+// `tilec compile FILE -s … --emit STAGE` prints one stage of the kernel
+// pipeline; `tilec explain FILE -s …` prints the seed-style tables (flat
+// table, constraints, post-ops, tile-search log, chosen tile, thread and read
+// plans); `tilec devices` lists the devices and their hardware models.
+#include <memory>
+
+#include "compiler/pipeline.h"
+#include "hal/hal.h"
+#include "runtime/program.h"
+#include "tile_lang/binder.h"
+#include "tile_lang/parser.h"
+#include "tools/tilec/common.h"
+
+namespace tilec::tools {
+namespace {
+
+struct CompileOptions {
+  std::string file;
+  std::vector<std::string> shapes;
+  std::string emit = "sem";
+  std::string device = "opencl";
+  std::string hw = "device";  // or "seed"
+  std::vector<std::string> tiles;  // KERNEL=T0,T1,…
+  int local = -1;                  // -1: the device's choice
+  bool full_search = false;
+};
+
+compiler::CompileOptions MakeOptions(const CompileOptions& o, const compiler::HardwareModel& hw) {
+  compiler::CompileOptions c;
+  c.hw = hw;
+  if (o.local >= 0) c.use_local = o.local != 0;
+  c.search.fast = !o.full_search;
+  for (const auto& [kernel, spec] : SplitNameValues(o.tiles, "--tile")) {
+    std::vector<int64_t> tile;
+    size_t pos = 0;
+    while (pos <= spec.size()) {
+      size_t comma = spec.find(',', pos);
+      std::string part = spec.substr(pos, comma == std::string::npos ? std::string::npos : comma - pos);
+      try {
+        size_t used = 0;
+        tile.push_back(std::stoll(part, &used));
+        if (used != part.size()) throw std::invalid_argument(part);
+      } catch (const std::exception&) {
+        TILEC_USER_ERROR("--tile {}={}: '{}' is not a number", kernel, spec, part);
+      }
+      if (comma == std::string::npos) break;
+      pos = comma + 1;
+    }
+    c.forced_tiles[kernel] = tile;
+  }
+  return c;
+}
+
+lang::Program BindFile(const CompileOptions& o, const GlobalOptions& global) {
+  SourceFilePtr source = ReadSourceFile(o.file);
+  std::map<std::string, lang::Shape> shapes = ParseShapeArgs(o.shapes, "-s");
+  lang::ast::Function f = Timed(global, "parse", [&] { return lang::Parse(source); });
+  return Timed(global, "bind", [&] { return lang::Bind(f, shapes); });
+}
+
+void RunCompile(const CompileOptions& o, const GlobalOptions& global, bool explain) {
+  static const std::vector<std::string> kEmit = {"kernels", "tiles", "plan", "sem", "cl"};
+  if (std::find(kEmit.begin(), kEmit.end(), o.emit) == kEmit.end())
+    TILEC_USER_ERROR("--emit {}: unknown stage (available: {})", o.emit, JoinNames(kEmit));
+  if (o.hw != "device" && o.hw != "seed")
+    TILEC_USER_ERROR("--hw {}: unknown hardware model (available: device, seed)", o.hw);
+  lang::Program program = BindFile(o, global);
+  std::shared_ptr<hal::Device> device;
+  compiler::HardwareModel hw = compiler::SeedExampleHardware();
+  if (o.hw == "device" || o.emit == "cl") {
+    device = hal::OpenDevice(o.device);
+    if (o.hw == "device") hw = device->hardware_model();
+  }
+  compiler::CompileOptions options = MakeOptions(o, hw);
+  std::string stage = o.emit == "kernels" ? "lower" : o.emit;
+  if (explain) {
+    options.print_after = {"lower", "tiles", "plan"};
+  } else if (o.emit != "cl") {
+    options.print_after = {stage};
+  }
+  options.print_sink = [](const std::string& s, const std::string& text) {
+    fmt::print("// ----- {}\n{}", s, text);
+    if (!text.empty() && text.back() != '\n') fmt::print("\n");
+  };
+  compiler::CompiledProgram compiled =
+      Timed(global, "compile", [&] { return compiler::CompileProgram(program, options); });
+  if (o.emit == "cl" && !explain) fmt::print("{}", device->EmitCode(compiled.Module()));
+  if (global.verbose >= 1)
+    for (const auto& t : compiled.timings) fmt::print(stderr, "tilec: stage {}: {:.2f} ms\n", t.stage, t.ms);
+}
+
+void AddShared(CLI::App* app, CompileOptions& o) {
+  app->add_option("file", o.file, "Tile source file")->required()->type_name("FILE.tile");
+  app->add_option("-s,--shape", o.shapes, "Shape of an input, e.g. -s A=f32[32,224,224,64]")
+      ->check(NameShapeValidator())
+      ->type_name("NAME=TYPE[DIMS]")
+      ->allow_extra_args(false);
+  app->add_option("--device", o.device, "Device whose hardware model and code are used")
+      ->capture_default_str();
+  app->add_option("--hw", o.hw, "Hardware model: 'device' (the device's) or 'seed' (the seed's example GPU)")
+      ->capture_default_str();
+  app->add_option("--tile", o.tiles, "Force a kernel's tile, e.g. --tile kernel_0=8,32,2,3,16,2,2")
+      ->check(NameValueValidator())
+      ->type_name("KERNEL=SIZES")
+      ->allow_extra_args(false);
+  app->add_option("--local", o.local, "1: stage inputs in local memory; 0: read global memory")
+      ->type_name("0|1");
+  app->add_flag("--full-search", o.full_search, "Expand every candidate instead of PlaidML's early stop");
+}
+
+}  // namespace
+
+Command AddCompileCommand(CLI::App& parent, const GlobalOptions& global) {
+  auto opts = std::make_shared<CompileOptions>();
+  CLI::App* app = parent.add_subcommand("compile", "Compile a Tile program and print one pipeline stage");
+  app->footer(std::string(kExitCodesHelp) +
+              "\n\nStages: kernels (fusion and flat tables), tiles (tile-search log), plan (thread and "
+              "read plans),\nsem (the sem tree after simplification), cl (OpenCL C).\n\nExample:\n"
+              "  tilec compile examples/conv_relu.tile -s D=f32[1,56,56,64] -s K=f32[3,3,64,64] --emit cl");
+  AddShared(app, *opts);
+  app->add_option("--emit", opts->emit, "Stage to print: kernels, tiles, plan, sem, cl")->capture_default_str();
+  return {app, [opts, &global] { RunCompile(*opts, global, false); }};
+}
+
+Command AddExplainCommand(CLI::App& parent, const GlobalOptions& global) {
+  auto opts = std::make_shared<CompileOptions>();
+  CLI::App* app = parent.add_subcommand(
+      "explain", "Print the seed-style tables: flat table, constraints, post-ops, tile search, plans");
+  app->footer(std::string(kExitCodesHelp) +
+              "\n\nExample (the seed's layer on the seed's example hardware):\n"
+              "  tilec explain examples/conv_relu.tile -s D=f32[32,224,224,64] -s K=f32[3,3,64,64] --hw seed");
+  AddShared(app, *opts);
+  return {app, [opts, &global] { RunCompile(*opts, global, true); }};
+}
+
+Command AddDevicesCommand(CLI::App& parent, const GlobalOptions& global) {
+  CLI::App* app = parent.add_subcommand("devices", "List devices with their ids and hardware models");
+  app->footer(std::string(kExitCodesHelp));
+  return {app, [] { fmt::print("{}", hal::DescribeAllDevices()); }};
+}
+
+}  // namespace tilec::tools
