@@ -3,6 +3,7 @@
 #include <cctype>
 
 #include "compiler/sem/verify.h"
+#include "support/error.h"
 
 namespace tilec::compiler {
 
@@ -25,6 +26,15 @@ std::vector<sem::Param> BufferParams(const KernelSpec& spec, const lang::Program
         {ParamName(t, pos++), sem::Type::Pointer(elem, sem::AddressSpace::Global, true), true});
   }
   return params;
+}
+
+sem::Expr BufferOf(const KernelSpec& spec, const std::vector<sem::Expr>& params,
+                   const std::string& tensor) {
+  for (size_t p = 0; p < spec.outputs.size(); ++p)
+    if (spec.outputs[p] == tensor) return params.at(p);
+  for (size_t p = 0; p < spec.inputs.size(); ++p)
+    if (spec.inputs[p] == tensor) return params.at(spec.outputs.size() + p);
+  TILEC_UNREACHABLE("kernel {} has no buffer for {}", spec.name, tensor);
 }
 
 GeneratedKernel GenerateKernel(const KernelSpec& spec, const lang::Program& program,

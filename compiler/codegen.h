@@ -55,5 +55,9 @@ GeneratedKernel GenerateSpecialKernel(const KernelSpec& spec, const lang::Progra
 // Helpers shared by the generators.
 std::string ParamName(const std::string& tensor, int position);  // a C identifier
 std::vector<sem::Param> BufferParams(const KernelSpec& spec, const lang::Program& program);
+// The parameter (as a VarRef) holding `tensor`'s buffer; `params` are the
+// VarRefs of BufferParams(spec, …) in order.
+sem::Expr BufferOf(const KernelSpec& spec, const std::vector<sem::Expr>& params,
+                   const std::string& tensor);
 
 }  // namespace tilec::compiler

@@ -106,13 +106,7 @@ class FlatGen {
 
   Expr I(int64_t v) const { return _Const(v); }
 
-  Expr Buffer(const std::string& tensor) const {
-    for (size_t p = 0; p < spec_.outputs.size(); ++p)
-      if (spec_.outputs[p] == tensor) return params_[p];
-    for (size_t p = 0; p < spec_.inputs.size(); ++p)
-      if (spec_.inputs[p] == tensor) return params_[spec_.outputs.size() + p];
-    TILEC_UNREACHABLE("kernel {} has no buffer for {}", spec_.name, tensor);
-  }
+  Expr Buffer(const std::string& tensor) const { return BufferOf(spec_, params_, tensor); }
 
   // The access through which post-ops read or the kernel writes `tensor`.
   // A written tensor without an access of its own is laid out like the

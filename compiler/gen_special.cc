@@ -40,12 +40,16 @@ std::vector<Expr> Coords(const Expr& e, const std::vector<int64_t>& dims, const 
   return c;
 }
 
-// Element address of logical coordinates in a plain layout.
+// Element address of logical coordinates in any layout (layout.h):
+// sum stride * ((coord / divisor) % size).
 Expr Address(const lang::TensorDecl& t, const std::vector<Expr>& coords) {
   Expr a = _Const(0);
   for (const lang::PhysicalDim& p : t.layout.phys) {
-    TILEC_CHECK(p.divisor == 1, "special kernels need plain layouts ({})", t.name);
-    a = a + coords.at(p.dim) * p.stride;
+    Expr c = coords.at(p.dim);
+    if (p.divisor != 1) c = c / p.divisor;
+    int64_t quotient_range = (t.shape.dims.at(p.dim) + p.divisor - 1) / p.divisor;
+    if (p.size < quotient_range) c = c % p.size;
+    a = a + c * p.stride;
   }
   return a;
 }
@@ -99,13 +103,7 @@ class SpecialGen {
   const lang::TensorDecl& In(size_t i) const { return program_.Tensor(spec_.special.inputs.at(i)); }
   Expr E() const { return _Var("e", Type::Index()); }
 
-  Expr Buffer(const std::string& tensor) const {
-    for (size_t p = 0; p < spec_.outputs.size(); ++p)
-      if (spec_.outputs[p] == tensor) return params_[p];
-    for (size_t p = 0; p < spec_.inputs.size(); ++p)
-      if (spec_.inputs[p] == tensor) return params_[spec_.outputs.size() + p];
-    TILEC_UNREACHABLE("kernel {} has no buffer for {}", spec_.name, tensor);
-  }
+  Expr Buffer(const std::string& tensor) const { return BufferOf(spec_, params_, tensor); }
 
   // A loaded integer as a clamped index in [0, n-1].
   static Expr ClampedIndex(const Expr& v, int64_t n) {

@@ -36,8 +36,10 @@ std::optional<std::vector<int64_t>> PlainStrides(const TensorDecl& t) {
 
 std::vector<int64_t> RequirePlainStrides(const TensorDecl& t) {
   auto s = PlainStrides(t);
-  TILEC_CHECK(s.has_value(), "tensor {} has layout {}: blocked layouts are not lowered yet", t.name,
-              ToString(t.layout));
+  if (!s)
+    TILEC_USER_ERROR("tensor '{}' has the blocked layout {}: elementwise operations on blocked "
+                     "layouts are not supported by the kernel generator yet (contractions are)",
+                     t.name, ToString(t.layout));
   return *s;
 }
 

@@ -165,3 +165,45 @@ TEST(OpenClPipeline, GatherUpsampleArgmax) {
 
 }  // namespace
 }  // namespace tilec
+
+namespace tilec {
+namespace {
+
+// A contraction reading and writing blocked (nChw16c, padded) tensors runs as
+// a Direct kernel and matches the evaluator.
+TEST(OpenClPipeline, BlockedLayoutsDirect) {
+  auto device = Device();
+  if (!device) GTEST_SKIP() << "no OpenCL device";
+  const char* src = R"(function (D[N, C, H, W], K[CO, C, I, J]) -> (O) {
+  O[n, co, x, y : N, CO, H, W] = +(D[n, c, x + i - 1, y + j - 1] * K[co, c, i, j]);
+})";
+  lang::Program bound = lang::Bind(lang::Parse(MakeSource("blocked.tile", src)),
+                                   {{"D", F32({1, 20, 5, 6})}, {"K", F32({18, 20, 3, 3})}},
+                                   {{"D", "nChw16c"}, {"O", "nChw8c"}});
+  runtime::Program program = runtime::Program::Compile(bound, device);
+  lang::Tensor d(bound.Tensor("D").shape), k(bound.Tensor("K").shape);
+  lang::FillRandom(d, 3);
+  lang::FillRandom(k, 4);
+  auto want = lang::Evaluate(bound, {{"D", d}, {"K", k}}).at("O");
+  auto got = program.Run({{"D", d}, {"K", k}}).at("O");
+  for (int64_t i = 0; i < want.size(); ++i)
+    ASSERT_NEAR(got.GetDouble(i), want.GetDouble(i), 1e-4 * std::max(1.0, std::fabs(want.GetDouble(i))))
+        << "element " << i;
+}
+
+TEST(OpenClPipeline, BlockedElementwiseIsAUserError) {
+  auto device = Device();
+  if (!device) GTEST_SKIP() << "no OpenCL device";
+  lang::Program bound =
+      lang::Bind(lang::Parse(MakeSource("e.tile", "function (A[N, C, H, W]) -> (B) { B = A * 2; }")),
+                 {{"A", F32({1, 20, 2, 2})}}, {{"A", "nChw16c"}});
+  try {
+    runtime::Program::Compile(bound, device);
+    FAIL() << "expected a UserError";
+  } catch (const UserError& e) {
+    EXPECT_NE(std::string(e.what()).find("blocked layout"), std::string::npos) << e.what();
+  }
+}
+
+}  // namespace
+}  // namespace tilec
