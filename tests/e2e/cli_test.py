@@ -194,7 +194,7 @@ class CliTest(unittest.TestCase):
     def test_unknown_target(self) -> None:
         r = self.run_matmul("--in", f"B={self.path('b.npy')}", "--target", "x")
         self.assertExit(r, 1)
-        self.assertIn("unknown target 'x' (available: ref)", r.stderr)
+        self.assertIn("unknown target 'x' (available: ref, opencl)", r.stderr)
 
     def test_out_for_a_non_output(self) -> None:
         r = self.run_matmul("--in", f"B={self.path('b.npy')}", "--out", f"A={self.path('x.npy')}")

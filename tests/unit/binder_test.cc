@@ -86,16 +86,16 @@ TEST(Bind, SeedConvShapesAndBounds) {
   EXPECT_EQ(o.output_index[3], P({{"co", 1}}));
   EXPECT_TRUE(o.constraints.empty());
 
-  const ElementwiseOp& gt = Elem(p, "_T0");
+  const ElementwiseOp& gt = Elem(p, "_T1");
   EXPECT_EQ(gt.fn, ElemFn::CmpGt);
   EXPECT_EQ(gt.compute_type, DataType::F32);
-  EXPECT_EQ(p.Tensor("_T0").shape, S("bool[1, 56, 56, 64]"));
+  EXPECT_EQ(p.Tensor("_T1").shape, S("bool[1, 56, 56, 64]"));
   ASSERT_EQ(gt.operands.size(), 2u);
   EXPECT_FALSE(gt.operands[1].is_tensor);
   EXPECT_EQ(gt.operands[1].scalar.dtype, DataType::F32);
   const ElementwiseOp& r = Elem(p, "R");
   EXPECT_EQ(r.fn, ElemFn::Cond);
-  EXPECT_EQ(r.operands[0].tensor, "_T0");
+  EXPECT_EQ(r.operands[0].tensor, "_T1");
   EXPECT_EQ(p.Tensor("R").shape, S("f32[1, 56, 56, 64]"));
   EXPECT_EQ(p.Tensor("R").layout, RowMajorLayout({1, 56, 56, 64}));
 }
@@ -106,8 +106,8 @@ TEST(Bind, SeedConvGolden) {
             "function (D: f32[1, 56, 56, 64], K: f32[3, 3, 64, 64]) -> (R: f32[1, 56, 56, 64]) {\n"
             "  O[n, x, y, co]: f32[1, 56, 56, 64] = +(D[n, i + x - 1, j + y - 1, ci] * K[i, j, co, ci])\n"
             "    ranges: ci 64, co 64, i 3, j 3, n 1, x 56, y 56\n"
-            "  _T0: bool[1, 56, 56, 64] = cmp_gt(O, 0)\n"
-            "  R: f32[1, 56, 56, 64] = cond(_T0, O, 0)\n"
+            "  _T1: bool[1, 56, 56, 64] = cmp_gt(O, 0)\n"
+            "  R: f32[1, 56, 56, 64] = cond(_T1, O, 0)\n"
             "}\n");
 }
 
