@@ -1,11 +1,47 @@
 #include "compiler/codegen.h"
 
+#include <fmt/format.h>
+
 #include <cctype>
+#include <map>
 
 #include "compiler/sem/verify.h"
 #include "support/error.h"
 
 namespace tilec::compiler {
+
+std::string Sanitize(const std::string& s) {
+  std::string r;
+  for (char c : s) r += std::isalnum(static_cast<unsigned char>(c)) ? c : '_';
+  if (r.empty() || std::isdigit(static_cast<unsigned char>(r[0]))) r = "v" + r;
+  return r;
+}
+
+std::vector<std::string> IndexNames(const FlatContraction& flat) {
+  std::vector<std::string> names;
+  std::map<std::string, int> seen;
+  for (int i = 0; i < flat.num_indices(); ++i) {
+    std::string s = Sanitize(flat.indices[i].name);
+    if (seen[s]++) s += fmt::format("_{}", i);
+    names.push_back(s);
+  }
+  return names;
+}
+
+lang::DataType IndexTypeFor(const FlatContraction& flat) {
+  const int64_t kMax = (int64_t{1} << 31) - 1;
+  for (const FlatAccess& a : flat.accesses) {
+    int64_t lo = a.offset, hi = a.offset;
+    for (int i = 0; i < flat.num_indices(); ++i) {
+      int64_t span = CheckedMul(a.strides[i], flat.indices[i].range, "an address");
+      (span < 0 ? lo : hi) += span;
+    }
+    if (lo < -kMax || hi > kMax || a.limit > kMax) return lang::DataType::I64;
+  }
+  for (const FlatIndex& i : flat.indices)
+    if (i.range > kMax / 2) return lang::DataType::I64;
+  return lang::DataType::I32;
+}
 
 std::string ParamName(const std::string& tensor, int position) {
   std::string s = "p" + std::to_string(position) + "_";
@@ -44,7 +80,12 @@ GeneratedKernel GenerateKernel(const KernelSpec& spec, const lang::Program& prog
   switch (spec.kind) {
     case KernelKind::Contraction:
     case KernelKind::Elementwise:
-    case KernelKind::Fill: k = GenerateFlatKernel(spec, program, tile, hw, options); break;
+    case KernelKind::Fill: {
+      std::optional<GeneratedKernel> v;
+      if (!options.use_local && options.vectorize) v = GenerateVectorKernel(spec, program, hw);
+      k = v ? std::move(*v) : GenerateFlatKernel(spec, program, tile, hw, options);
+      break;
+    }
     case KernelKind::Special:
     case KernelKind::Direct: k = GenerateSpecialKernel(spec, program); break;
   }

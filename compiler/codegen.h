@@ -13,6 +13,8 @@
 
 #include <array>
 #include <cstdint>
+#include <optional>
+#include <string>
 #include <vector>
 
 #include "compiler/hardware_model.h"
@@ -28,6 +30,8 @@ struct CodegenOptions {
   // Stage input tiles in local memory (the GPU form). Off: threads read
   // global memory directly and rely on caches (the CPU form).
   bool use_local = true;
+  // Without local staging, emit the vector form where a kernel fits it.
+  bool vectorize = true;
 };
 
 struct GeneratedKernel {
@@ -36,6 +40,7 @@ struct GeneratedKernel {
   std::array<int64_t, 3> local = {1, 1, 1};   // work-group size
   ThreadPlan threads;                          // flat kernels only
   std::vector<ReadPlan> reads;                 // staged inputs only
+  std::string vector_plan;                     // vector form only: its plan, printed
 };
 
 // Pre: `spec` came from Lower(program); for flat kernels `tile` has one entry
@@ -50,9 +55,20 @@ GeneratedKernel GenerateKernel(const KernelSpec& spec, const lang::Program& prog
 GeneratedKernel GenerateFlatKernel(const KernelSpec& spec, const lang::Program& program,
                                    const std::vector<int64_t>& tile, const HardwareModel& hw,
                                    const CodegenOptions& options);
+// The CPU form (gen_vector.cc): register-blocked explicit vectors inside one
+// work item. nullopt when the kernel does not fit it (the caller then uses
+// GenerateFlatKernel).
+std::optional<GeneratedKernel> GenerateVectorKernel(const KernelSpec& spec,
+                                                    const lang::Program& program,
+                                                    const HardwareModel& hw);
 GeneratedKernel GenerateSpecialKernel(const KernelSpec& spec, const lang::Program& program);
 
 // Helpers shared by the generators.
+std::string Sanitize(const std::string& s);  // a C identifier made of s
+// One distinct C identifier per flat index, from its Tile name.
+std::vector<std::string> IndexNames(const FlatContraction& flat);
+// I32 when every address and index of `flat` fits in 31 bits, else I64.
+lang::DataType IndexTypeFor(const FlatContraction& flat);
 std::string ParamName(const std::string& tensor, int position);  // a C identifier
 std::vector<sem::Param> BufferParams(const KernelSpec& spec, const lang::Program& program);
 // The parameter (as a VarRef) holding `tensor`'s buffer; `params` are the

@@ -22,13 +22,6 @@ using sem::Expr;
 using sem::Stmt;
 using sem::Type;
 
-std::string Sanitize(const std::string& s) {
-  std::string r;
-  for (char c : s) r += std::isalnum(static_cast<unsigned char>(c)) ? c : '_';
-  if (r.empty() || std::isdigit(static_cast<unsigned char>(r[0]))) r = "v" + r;
-  return r;
-}
-
 Expr And(Expr a, Expr b) { return a ? _LogicalAnd(std::move(a), std::move(b)) : b; }
 
 Expr Zero(DataType t) { return lang::IsFloat(t) ? _Float(0, t) : _Const(0, t); }
@@ -41,12 +34,7 @@ class FlatGen {
     contraction_ = flat_.generate_contraction;
     use_local_ = contraction_ && options.use_local;
     int n = flat_.num_indices();
-    std::map<std::string, int> seen;
-    for (int i = 0; i < n; ++i) {
-      std::string s = Sanitize(flat_.indices[i].name);
-      if (seen[s]++) s += fmt::format("_{}", i);
-      names_.push_back(s);
-    }
+    names_ = IndexNames(flat_);
     gid_.resize(n);
     loc_.resize(n);
   }
@@ -55,7 +43,7 @@ class FlatGen {
     GeneratedKernel out;
     plan_ = PlanThreads(flat_, tile_, hw_);
     out.function.name = spec_.name;
-    out.function.index_type = ChooseIndexType();
+    out.function.index_type = IndexTypeFor(flat_);
     out.function.params = BufferParams(spec_, program_);
     for (const sem::Param& p : out.function.params) params_.push_back(_Var(p.name, p.type));
 
@@ -89,21 +77,6 @@ class FlatGen {
   }
 
  private:
-  DataType ChooseIndexType() const {
-    const int64_t kMax = (int64_t{1} << 31) - 1;
-    for (const FlatAccess& a : flat_.accesses) {
-      int64_t lo = a.offset, hi = a.offset;
-      for (int i = 0; i < flat_.num_indices(); ++i) {
-        int64_t span = CheckedMul(a.strides[i], flat_.indices[i].range, "an address");
-        (span < 0 ? lo : hi) += span;
-      }
-      if (lo < -kMax || hi > kMax || a.limit > kMax) return DataType::I64;
-    }
-    for (const FlatIndex& i : flat_.indices)
-      if (i.range > kMax / 2) return DataType::I64;
-    return DataType::I32;
-  }
-
   Expr I(int64_t v) const { return _Const(v); }
 
   Expr Buffer(const std::string& tensor) const { return BufferOf(spec_, params_, tensor); }

@@ -1,5 +1,6 @@
 #include "compiler/gen_elementwise.h"
 
+#include <algorithm>
 #include <cmath>
 #include <limits>
 
@@ -83,8 +84,9 @@ Expr ScalarConst(const lang::Scalar& s) {
 
 Expr ConvertValue(const Expr& e, DataType to) {
   const Type& from = e->type;
-  TILEC_CHECK(from.IsValue() && from.width == 1, "convert of {}", sem::ToString(from));
-  Type target = Type::Scalar(to);
+  TILEC_CHECK(from.IsValue(), "convert of {}", sem::ToString(from));
+  int w = from.width;
+  Type target = Type::Scalar(to, w);
   if (from == target) return e;
   if (to == DataType::Bool) return IsTrue(e);
   if (from.IsBool()) return _Select(e, _Const(1, target), _Const(0, target));
@@ -92,23 +94,45 @@ Expr ConvertValue(const Expr& e, DataType to) {
     // Saturating, NaN -> 0, without ever casting an out-of-range value.
     Expr x = e;
     DataType ft = from.dtype == DataType::F16 ? DataType::F32 : from.dtype;
-    if (ft != from.dtype) x = _Cast(Type::Scalar(ft), x);
+    Type ftype = Type::Scalar(ft, w);
+    if (ft != from.dtype) x = _Cast(ftype, x);
     int bits = lang::BitWidth(to);
     double lo = lang::IsSigned(to) ? -std::ldexp(1.0, bits - 1) : 0.0;
     double hi = std::ldexp(1.0, lang::IsSigned(to) ? bits - 1 : bits);  // first value out of range
     double below_hi = ft == DataType::F32 ? std::nextafter(static_cast<float>(hi), 0.0f)
                                           : std::nextafter(hi, 0.0);
-    Expr clamped = _Clamp(x, _Float(lo, ft), _Float(below_hi, ft));
+    Expr clamped = _Clamp(x, _Float(lo, ftype), _Float(below_hi, ftype));
     Expr v = _Cast(target, clamped);
-    v = _Select(x >= _Float(hi, ft), _LimitConst(sem::LimitKind::Max, target), v);
+    v = _Select(x >= _Float(hi, ftype), _LimitConst(sem::LimitKind::Max, target), v);
     return _Select(_Ne(x, x), _Const(0, target), v);
   }
   return _Cast(target, e);
 }
 
+bool IsVectorSafe(const lang::ElementwiseOp& op) {
+  auto float_or_bool = [](DataType t) { return lang::IsFloat(t) || t == DataType::Bool; };
+  if (!float_or_bool(op.compute_type)) return false;
+  switch (op.fn) {
+    case ElemFn::BitNot:
+    case ElemFn::BitAnd:
+    case ElemFn::BitOr:
+    case ElemFn::BitXor:
+    case ElemFn::Shl:
+    case ElemFn::Shr:
+    case ElemFn::Index: return false;
+    default: return true;
+  }
+}
+
 Expr GenerateElementwise(const lang::ElementwiseOp& op, std::vector<Expr> operands,
                          DataType out_dtype, const Expr& coordinate) {
   DataType ct = op.compute_type;
+  // Vector operands: scalars (constants, broadcast inputs) join the widest.
+  int width = 1;
+  for (const Expr& o : operands) width = std::max(width, o->type.width);
+  if (width > 1)
+    for (Expr& o : operands)
+      if (o->type.width == 1) o = _Broadcast(o, width);
   auto arg = [&](size_t i) { return ConvertValue(operands.at(i), ct); };
   Expr r;
   switch (op.fn) {
@@ -179,7 +203,7 @@ Expr GenerateElementwise(const lang::ElementwiseOp& op, std::vector<Expr> operan
     case ElemFn::Max: r = _Max(arg(0), arg(1)); break;
     case ElemFn::Sigmoid: {
       Expr x = arg(0);
-      r = _Float(1, ct) / (_Float(1, ct) + FloatCall(sem::CallFn::Exp, {-x}));
+      r = 1.0 / (1.0 + FloatCall(sem::CallFn::Exp, {-x}));
       break;
     }
     case ElemFn::Index:

@@ -14,16 +14,22 @@
 
 namespace tilec::compiler {
 
-// `e` converted to a scalar of type `to` with the evaluator's rules
+// `e` converted to type `to` (same width) with the evaluator's rules
 // (to bool: != 0; float to integer: saturating, NaN -> 0).
 sem::Expr ConvertValue(const sem::Expr& e, lang::DataType to);
 
-// The value of `op` as a scalar of `out_dtype`, given its operands as
-// scalars of any type (they are converted to op.compute_type here).
+// The value of `op` as a value of `out_dtype`, given its operands as values
+// of any type (they are converted to op.compute_type here). Operands may be
+// vectors of one width when IsVectorSafe(op); scalar operands are then
+// broadcast and the result is a vector.
 // `coordinate` is the output coordinate op.axis (index type) for
 // ElemFn::Index, and ignored otherwise.
 sem::Expr GenerateElementwise(const lang::ElementwiseOp& op, std::vector<sem::Expr> operands,
                               lang::DataType out_dtype, const sem::Expr& coordinate = nullptr);
+
+// True if GenerateElementwise gives the right lane-wise result for vector
+// operands: float or bool compute types, no bit operations, no index().
+bool IsVectorSafe(const lang::ElementwiseOp& op);
 
 // A constant of a bound scalar operand, of the scalar's dtype.
 sem::Expr ScalarConst(const lang::Scalar& s);

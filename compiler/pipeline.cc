@@ -77,6 +77,7 @@ CompiledProgram CompileProgram(const lang::Program& program, const CompileOption
   StageRunner stages(options, out.timings);
   CodegenOptions codegen;
   codegen.use_local = options.use_local.value_or(options.hw.local_memory_managed);
+  codegen.vectorize = options.vectorize;
 
   KernelPlan plan = stages.Run(
       "lower", [&] { return Lower(program, options.lower); },
@@ -102,7 +103,9 @@ CompiledProgram CompileProgram(const lang::Program& program, const CompileOption
         "plan", [&] { return GenerateKernel(spec, program, k.tile, options.hw, codegen); },
         [&](const GeneratedKernel& g) {
           std::string text = fmt::format("{} ({}):\n", spec.name, Name(spec.kind));
-          if (IsFlat(spec.kind)) {
+          if (!g.vector_plan.empty()) {
+            text += g.vector_plan;
+          } else if (IsFlat(spec.kind)) {
             text += fmt::format("Tile: {}\n", TileText(spec.flat, k.tile));
             text += ToString(g.threads, spec.flat);
             for (const ReadPlan& r : g.reads)

@@ -40,6 +40,9 @@ struct CompileOptions {
   std::map<std::string, int> candidate_rank;
   // Stage input tiles in local memory; default: hw.local_memory_managed.
   std::optional<bool> use_local;
+  // Without local staging, use the vector form (gen_vector.cc) for the
+  // kernels that fit it; off: the flat generator for every kernel.
+  bool vectorize = true;
   bool simplify = true;
   // Stages whose output to print ("lower", "tiles", "plan", "sem"), and the
   // sink that receives (stage, text). Without a sink nothing is printed.

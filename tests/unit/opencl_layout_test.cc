@@ -8,31 +8,16 @@
 
 #include <cmath>
 
-#include "hal/hal.h"
-#include "hal/opencl/opencl_info.h"
-#include "runtime/program.h"
-#include "tile_lang/binder.h"
-#include "tile_lang/evaluator.h"
+#include "tests/unit/pipeline_check.h"
 #include "tile_lang/layout.h"
-#include "tile_lang/parser.h"
 
 namespace tilec {
 namespace {
 
-std::shared_ptr<hal::Device> Device() {
-  static std::shared_ptr<hal::Device> device = [] {
-    std::shared_ptr<hal::Device> d;
-    if (!hal::opencl::ListDevices().empty()) d = hal::OpenDevice("opencl");
-    return d;
-  }();
-  return device;
-}
+std::shared_ptr<hal::Device> Device() { return testing::DeviceFor("opencl"); }
 
-struct Case {
-  std::string source;
-  std::map<std::string, lang::Shape> shapes;
-  std::map<std::string, std::string> layouts;
-};
+using testing::Case;
+using testing::F32;
 
 // The name of the (only) contraction kernel of `program`. Outputs with gaps
 // make Lower emit a fill kernel first, so it is not always kernel_0.
@@ -80,46 +65,19 @@ void Check(const Case& c, compiler::CompileOptions options, const std::string& w
           << what << ": " << name;
     }
   }
-  std::map<std::string, lang::Tensor> inputs;
-  uint64_t seed = 1;
-  for (const std::string& name : bound.inputs) {
-    lang::Tensor t(bound.Tensor(name).shape);
-    lang::FillRandom(t, seed++);
-    inputs.emplace(name, std::move(t));
-  }
-  auto expected = lang::Evaluate(bound, inputs);
-  auto actual = program.Run(inputs);
-  ASSERT_FALSE(expected.empty()) << what;
-  for (const auto& [name, want] : expected) {
-    ASSERT_TRUE(actual.count(name)) << what << ": no output " << name;
-    const lang::Tensor& got = actual.at(name);
-    ASSERT_EQ(got.shape(), want.shape()) << what;
-    int bad = 0;
-    for (int64_t i = 0; i < want.size() && bad < 5; ++i) {
-      double w = want.GetDouble(i), g = got.GetDouble(i);
-      double tol = 1e-4 * std::max(1.0, std::fabs(w));
-      if (!(std::fabs(w - g) <= tol)) {
-        ++bad;
-        ADD_FAILURE() << what << ": " << name << "[" << i << "] = " << g << ", expected " << w;
-      }
-    }
-    if (bad) {
-      ADD_FAILURE() << "kernel code:\n" << program.TargetCode();
-      return;
-    }
-  }
+  testing::CompareWithEvaluator(program, what);
 }
 
-// Runs `c` with default tiles, with and without local-memory staging.
+// Runs `c` with default tiles: the vector form (where it applies), the flat
+// form without and with local-memory staging.
 void CheckBothPaths(const Case& c, const std::string& what) {
-  for (bool local : {false, true}) {
+  for (int form = 0; form < 3; ++form) {
     compiler::CompileOptions o;
-    o.use_local = local;
-    Check(c, o, fmt::format("{} local={}", what, local));
+    o.use_local = form == 2;
+    o.vectorize = form == 0;
+    Check(c, o, fmt::format("{} form={}", what, form));
   }
 }
-
-lang::Shape F32(std::vector<int64_t> dims) { return {lang::DataType::F32, std::move(dims)}; }
 
 const char* kConvRelu = R"(function (D[N, X, Y, CI], K[I, J, CO, CI]) -> (R) {
   O[n, x, y, co : N, X, Y, CO] = +(D[n, x + i - 1, y + j - 1, ci] * K[i, j, co, ci]);

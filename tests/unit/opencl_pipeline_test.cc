@@ -5,67 +5,23 @@
 
 #include <cmath>
 
-#include "hal/hal.h"
-#include "hal/opencl/opencl_info.h"
-#include "runtime/program.h"
-#include "tile_lang/binder.h"
-#include "tile_lang/evaluator.h"
-#include "tile_lang/parser.h"
+#include "tests/unit/pipeline_check.h"
 
 namespace tilec {
 namespace {
 
-std::shared_ptr<hal::Device> Device() {
-  static std::shared_ptr<hal::Device> device = [] {
-    std::shared_ptr<hal::Device> d;
-    if (!hal::opencl::ListDevices().empty()) d = hal::OpenDevice("opencl");
-    return d;
-  }();
-  return device;
-}
+using testing::Case;
+using testing::F32;
 
-struct Case {
-  std::string source;
-  std::map<std::string, lang::Shape> shapes;
-};
+std::shared_ptr<hal::Device> Device() { return testing::DeviceFor("opencl"); }
 
 // Compiles `c` with `options`, runs it on random inputs and compares every
 // output with the reference evaluator.
 void Check(const Case& c, compiler::CompileOptions options, const std::string& what) {
   auto device = Device();
   if (!device) GTEST_SKIP() << "no OpenCL device";
-  lang::Program bound = lang::Bind(lang::Parse(MakeSource("test.tile", c.source)), c.shapes);
-  options.hw = device->hardware_model();
-  runtime::Program program = runtime::Program::Compile(bound, device, options, true);
-  std::map<std::string, lang::Tensor> inputs;
-  uint64_t seed = 1;
-  for (const std::string& name : bound.inputs) {
-    lang::Tensor t(bound.Tensor(name).shape);
-    lang::FillRandom(t, seed++);
-    inputs.emplace(name, std::move(t));
-  }
-  auto expected = lang::Evaluate(bound, inputs);
-  auto actual = program.Run(inputs);
-  for (const auto& [name, want] : expected) {
-    const lang::Tensor& got = actual.at(name);
-    ASSERT_EQ(got.shape(), want.shape()) << what;
-    int bad = 0;
-    for (int64_t i = 0; i < want.size() && bad < 5; ++i) {
-      double w = want.GetDouble(i), g = got.GetDouble(i);
-      double tol = 1e-4 * std::max(1.0, std::fabs(w));
-      if (!(std::fabs(w - g) <= tol)) {
-        ++bad;
-        ADD_FAILURE() << what << ": " << name << "[" << i << "] = " << g << ", expected " << w;
-      }
-    }
-    if (bad) {
-      ADD_FAILURE() << "kernel code:\n" << program.TargetCode();
-      return;
-    }
-  }
+  testing::CheckCase(device, c, options, what);
 }
-
-lang::Shape F32(std::vector<int64_t> dims) { return {lang::DataType::F32, std::move(dims)}; }
 
 const char* kConvRelu = R"(function (D[N, X, Y, CI], K[I, J, CO, CI]) -> (R) {
   O[n, x, y, co : N, X, Y, CO] = +(D[n, x + i - 1, y + j - 1, ci] * K[i, j, co, ci]);
@@ -77,6 +33,7 @@ TEST(OpenClPipeline, ConvReluDefaultTiles) {
   for (bool local : {false, true}) {
     compiler::CompileOptions o;
     o.use_local = local;
+    o.vectorize = false;
     Check(c, o, local ? "local" : "global");
   }
 }
@@ -91,6 +48,7 @@ TEST(OpenClPipeline, ConvReluForcedTilesBothPaths) {
     for (const auto& t : tiles) {
       compiler::CompileOptions o;
       o.use_local = local;
+      o.vectorize = false;
       o.forced_tiles["kernel_0"] = t;
       Check(c, o, fmt::format("tile [{}] local={}", fmt::join(t, ","), local));
     }
@@ -102,6 +60,7 @@ TEST(OpenClPipeline, MatmulOddSizes) {
   for (bool local : {false, true}) {
     compiler::CompileOptions o;
     o.use_local = local;
+    o.vectorize = false;
     Check(c, o, "matmul");
     o.forced_tiles["kernel_0"] = {8, 16, 4};
     Check(c, o, "matmul forced");

@@ -1,0 +1,502 @@
+// GenerateVectorKernel: the CPU form of contraction and elementwise kernels.
+//
+// CPUs (and PoCL, which runs OpenCL on them) need the SIMD inside one work
+// item: they do not vectorize across work items, and they have caches rather
+// than programmer-managed local memory (bench/pocl_study/README.md). So one
+// work item computes a register block of the output:
+//
+//   * a vector index v: an output index with stride 1 in everything the
+//     kernel writes, and stride 0 or 1 in everything it reads; W lanes, NV
+//     vectors per work item (NV*W consecutive values of v);
+//   * a block index p: another output index, PB consecutive values, chosen so
+//     that the vector loads are reused across it (stride 0 in the inputs that
+//     move along v);
+//   * every other output index: one value per work item (the launch grid);
+//   * PB x NV vector accumulators in private variables, a loop nest over the
+//     reduction indices (constrained ones outermost), in it one vector load
+//     per vector input and vector, one broadcast scalar load per broadcast
+//     input and p, and one fused multiply-add per accumulator;
+//   * a fast path without checks when the whole block satisfies every
+//     constraint, and a slow path that guards each p (constraints and the
+//     tail of p) once per iteration of the constrained loops;
+//   * the post-ops on whole vectors where they are lane-wise safe (else lane
+//     by lane), then vector stores.
+//
+// Sum aggregation of float types only (the common case: convolutions,
+// matrix products, pooling sums); anything else goes to the flat generator.
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <map>
+#include <optional>
+
+#include "compiler/codegen.h"
+#include "compiler/gen_elementwise.h"
+#include "compiler/sem/builder.h"
+#include "support/error.h"
+
+namespace tilec::compiler {
+namespace {
+
+using lang::DataType;
+using namespace sem::builder;
+using sem::Expr;
+using sem::Stmt;
+using sem::Type;
+
+int64_t Abs(int64_t v) { return v < 0 ? -v : v; }
+
+Expr And(Expr a, Expr b) { return a ? _LogicalAnd(std::move(a), std::move(b)) : b; }
+
+class VecGen {
+ public:
+  VecGen(const KernelSpec& spec, const lang::Program& program, const HardwareModel& hw)
+      : spec_(spec), flat_(spec.flat), program_(program), hw_(hw) {}
+
+  std::optional<GeneratedKernel> Run() {
+    if (!Plan()) return std::nullopt;
+    names_ = IndexNames(flat_);
+    GeneratedKernel out;
+    out.function.name = spec_.name;
+    out.function.index_type = IndexTypeFor(flat_);
+    out.function.params = BufferParams(spec_, program_);
+    for (const sem::Param& p : out.function.params) params_.push_back(_Var(p.name, p.type));
+    pos_.assign(flat_.num_indices(), nullptr);
+
+    std::vector<Stmt> top;
+    top.push_back(_Comment(flat_.comment.empty() ? spec_.name : flat_.comment));
+    DeclarePositions(top);
+    if (contraction_) {
+      for (int pp = 0; pp < pb_; ++pp)
+        for (int vv = 0; vv < nv_; ++vv)
+          top.push_back(_Declare(VecType(), AccName(pp, vv), _Float(0, VecType())));
+      Expr fast = FastCondition();
+      bool slow_needed = !flat_.constraints.empty() || PTail();
+      if (!slow_needed) top.push_back(Compute(false));
+      else if (fast) top.push_back(_If(fast, Compute(false), Compute(true)));
+      else top.push_back(Compute(true));
+    }
+    for (int pp = 0; pp < pb_; ++pp) {
+      Stmt s = Epilogue(pp);
+      if (PTail()) s = _If(Pos(p_) + pp < flat_.indices[p_].range, s);
+      top.push_back(s);
+    }
+    out.function.body = _Block(std::move(top));
+    out.function.work_group_size = std::array<int64_t, 3>{1, 1, 1};
+    out.local = {1, 1, 1};
+    out.global = {vblocks_, pblocks_, grid_items_};
+    out.vector_plan = PlanText();
+    return out;
+  }
+
+ private:
+  // --- Planning ---------------------------------------------------------------
+
+  bool Plan() {
+    using lang::ast::AggOp;
+    using lang::ast::CombOp;
+    if (spec_.kind != KernelKind::Contraction && spec_.kind != KernelKind::Elementwise) return false;
+    contraction_ = flat_.generate_contraction;
+    const std::vector<int64_t>& out_strides = flat_.output().strides;
+    if (contraction_) {
+      if (flat_.agg_op != AggOp::Sum || spec_.store_reached_only) return false;
+      if (flat_.comb_op != CombOp::None && flat_.comb_op != CombOp::Mul && flat_.comb_op != CombOp::Add)
+        return false;
+      dtype_ = flat_.agg_type;
+      if (dtype_ != DataType::F32 && dtype_ != DataType::F64) return false;
+      for (int a = 1; a <= flat_.num_inputs; ++a)
+        if (!lang::IsFloat(flat_.accesses[a].dtype)) return false;
+    } else {
+      dtype_ = program_.Tensor(flat_.output().tensor).shape.dtype;
+      if (dtype_ != DataType::F32 && dtype_ != DataType::F64) return false;
+    }
+    // Post-ops on whole vectors, or lane by lane (contractions only).
+    vector_epilogue_ = true;
+    for (const lang::ElementwiseOp& op : flat_.post_ops) {
+      if (!IsVectorSafe(op)) vector_epilogue_ = false;
+      for (const lang::Operand& o : op.operands)
+        if (o.is_tensor && !IsFloatOrBool(program_.Tensor(o.tensor).shape.dtype)) vector_epilogue_ = false;
+      if (!IsFloatOrBool(program_.Tensor(op.output).shape.dtype)) vector_epilogue_ = false;
+    }
+    for (const std::string& t : flat_.kernel_outputs)
+      if (!lang::IsFloat(program_.Tensor(t).shape.dtype)) vector_epilogue_ = false;
+    if (!contraction_ && !vector_epilogue_) return false;
+
+    // The vector index.
+    for (int i = 0; i < flat_.num_indices() && v_ < 0; ++i)
+      if (out_strides[i] == 1 && VectorCandidate(i)) v_ = i;
+    if (v_ < 0) return false;
+    int64_t range_v = flat_.indices[v_].range;
+    // hw.vec_size counts f32 lanes.
+    int64_t max_w = std::clamp<int64_t>(hw_.vec_size * 32 / lang::BitWidth(dtype_), 2, 16);
+    for (int w : {16, 8, 4, 2})
+      if (w <= max_w && range_v % w == 0) {
+        w_ = w;
+        break;
+      }
+    if (w_ < 2) return false;
+    int64_t nvec = range_v / w_;
+    for (int n : contraction_ ? std::vector<int>{4, 3, 2, 1} : std::vector<int>{4, 2, 1})
+      if (nvec % n == 0) {
+        nv_ = n;
+        break;
+      }
+    vblocks_ = nvec / nv_;
+
+    // Inputs along v: vector loads (stride 1) or broadcasts (stride 0).
+    for (int a = 1; a <= flat_.num_inputs; ++a)
+      vector_input_.push_back(flat_.accesses[a].strides[v_] == 1);
+
+    // The block index (contractions): reuse of the vector loads first, then
+    // the output's smallest stride.
+    std::vector<int> outs;
+    for (int i = 0; i < flat_.num_indices(); ++i)
+      if (out_strides[i] != 0 && i != v_) outs.push_back(i);
+    std::stable_sort(outs.begin(), outs.end(),
+                     [&](int a, int b) { return Abs(out_strides[a]) < Abs(out_strides[b]); });
+    if (contraction_) {
+      int best = -1, best_score = -1;
+      for (int i : outs) {
+        if (flat_.indices[i].range < 2) continue;
+        if (ConstrainedAlongP(i)) continue;
+        int score = 0;
+        for (int a = 1; a <= flat_.num_inputs; ++a)
+          if (vector_input_[a - 1] && flat_.accesses[a].strides[i] == 0) ++score;
+        if (score > best_score) best = i, best_score = score;
+      }
+      p_ = best;
+    }
+    if (p_ >= 0) {
+      int64_t budget = (hw_.vector_registers >= 32 ? 28 : 16) / nv_;
+      int64_t range_p = flat_.indices[p_].range;
+      pb_ = static_cast<int>(std::clamp<int64_t>(budget, 1, range_p));
+      for (int64_t b = pb_; b * 2 > pb_; --b)
+        if (range_p % b == 0) {
+          pb_ = static_cast<int>(b);
+          break;
+        }
+      pblocks_ = (range_p + pb_ - 1) / pb_;
+    }
+    for (int i : outs)
+      if (i != p_) grid_.push_back(i);  // fastest first
+    grid_items_ = 1;
+    for (int i : grid_) grid_items_ = CheckedMul(grid_items_, flat_.indices[i].range, "the launch size");
+
+    // Reductions: constrained ones outermost, then by decreasing input stride.
+    for (int i = 0; i < flat_.num_indices(); ++i)
+      if (out_strides[i] == 0) reductions_.push_back(i);
+    auto max_stride = [&](int i) {
+      int64_t m = 0;
+      for (int a = 1; a <= flat_.num_inputs; ++a) m = std::max(m, Abs(flat_.accesses[a].strides[i]));
+      return m;
+    };
+    std::stable_sort(reductions_.begin(), reductions_.end(), [&](int a, int b) {
+      if (Constrained(a) != Constrained(b)) return Constrained(a);
+      return max_stride(a) > max_stride(b);
+    });
+    return true;
+  }
+
+  static bool IsFloatOrBool(DataType t) { return lang::IsFloat(t) || t == DataType::Bool; }
+
+  // v may be the vector index: nothing the kernel touches moves along it
+  // with a stride other than 0 or 1 (writes: exactly 1), and no constraint
+  // mentions it.
+  bool VectorCandidate(int v) const {
+    for (const FlatAccess& a : flat_.accesses)
+      if (a.strides[v] != 0 && a.strides[v] != 1) return false;
+    for (const std::string& t : flat_.kernel_outputs)
+      if (PointAccess(t).strides[v] != 1) return false;
+    for (const FlatConstraint& c : flat_.constraints)
+      if (c.lhs[v] != 0) return false;
+    return flat_.indices[v].range >= 2;
+  }
+
+  bool Constrained(int i) const {
+    for (const FlatConstraint& c : flat_.constraints)
+      if (c.lhs[i] != 0) return true;
+    return false;
+  }
+
+  // A block index must not move a vector input's loads out of the valid
+  // region in a way the per-p guard cannot see: guards are per p, so any
+  // output index works; kept as a hook for tighter rules.
+  bool ConstrainedAlongP(int) const { return false; }
+
+  bool PTail() const { return p_ >= 0 && flat_.indices[p_].range % pb_ != 0; }
+
+  std::string PlanText() const {
+    std::string s = fmt::format("Vector form: {} x {} lanes of {} along {}", nv_, w_,
+                                sem::ScalarName(dtype_), flat_.indices[v_].name);
+    if (p_ >= 0) s += fmt::format(", block of {} along {}", pb_, flat_.indices[p_].name);
+    s += "\n";
+    std::vector<std::string> grid;
+    for (int i : grid_) grid.push_back(flat_.indices[i].name);
+    s += fmt::format("Grid: {} x {} x {} work items (one per {} block, {} block, {})\n", vblocks_,
+                     pblocks_, grid_items_, flat_.indices[v_].name,
+                     p_ >= 0 ? flat_.indices[p_].name : std::string("-"),
+                     grid.empty() ? std::string("-") : fmt::format("{}", fmt::join(grid, ", ")));
+    if (contraction_) {
+      std::vector<std::string> reds;
+      for (int r : reductions_) reds.push_back(flat_.indices[r].name);
+      s += fmt::format("Reduction loops: {}\n", reds.empty() ? std::string("-")
+                                                           : fmt::format("{}", fmt::join(reds, ", ")));
+      std::vector<std::string> kinds;
+      for (int a = 1; a <= flat_.num_inputs; ++a)
+        kinds.push_back(fmt::format("{} {}", flat_.accesses[a].tensor,
+                                    vector_input_[a - 1] ? "vector" : "broadcast"));
+      s += fmt::format("Inputs: {}\n", fmt::join(kinds, ", "));
+    }
+    s += fmt::format("Post-ops: {}\n", vector_epilogue_ ? "on vectors" : "lane by lane");
+    return s;
+  }
+
+  // --- Emission ---------------------------------------------------------------
+
+  Type VecType() const { return Type::Scalar(dtype_, w_); }
+  static std::string AccName(int pp, int vv) { return fmt::format("acc_{}_{}", pp, vv); }
+  Expr Acc(int pp, int vv) const { return _Var(AccName(pp, vv), VecType()); }
+  Expr I(int64_t v) const { return _Const(v); }
+  Expr Pos(int i) const { return pos_[i]; }
+
+  void DeclarePositions(std::vector<Stmt>& top) {
+    auto declare = [&](int i, Expr value) {
+      std::string name = names_[i] + "_0";
+      top.push_back(_Declare(Type::Index(), name, value));
+      pos_[i] = _Var(name, Type::Index());
+    };
+    declare(v_, _Index(sem::ThreadIndexKind::GroupId, 0) * (int64_t{nv_} * w_));
+    if (p_ >= 0) declare(p_, _Index(sem::ThreadIndexKind::GroupId, 1) * int64_t{pb_});
+    Expr rest = _Index(sem::ThreadIndexKind::GroupId, 2);
+    for (size_t k = 0; k < grid_.size(); ++k) {
+      int i = grid_[k];
+      int64_t range = flat_.indices[i].range;
+      declare(i, k + 1 == grid_.size() ? rest : rest % range);
+      if (k + 1 != grid_.size()) rest = rest / range;
+    }
+  }
+
+  // Element offset of access `a` at the current position, p moved by pp and
+  // v by `dv` elements.
+  Expr Address(const FlatAccess& a, int pp, int64_t dv) const {
+    Expr e = I(a.offset + (p_ >= 0 ? a.strides[p_] * pp : 0) + a.strides[v_] * dv);
+    for (int i = 0; i < flat_.num_indices(); ++i)
+      if (a.strides[i] != 0 && pos_[i]) e = e + pos_[i] * a.strides[i];
+    return e;
+  }
+
+  Expr Buffer(const std::string& tensor) const { return BufferOf(spec_, params_, tensor); }
+
+  const FlatAccess& PointAccess(const std::string& tensor) const {
+    if (flat_.accesses[0].tensor == tensor) return flat_.accesses[0];
+    for (size_t a = flat_.first_post_op_input(); a < flat_.accesses.size(); ++a)
+      if (flat_.accesses[a].tensor == tensor) return flat_.accesses[a];
+    return flat_.accesses[0];  // a result written in the output's layout (see Lower)
+  }
+
+  // Every constraint holds on the whole block (all reduction values, PB
+  // values of p), and the block has no tail.
+  Expr FastCondition() const {
+    Expr all;
+    for (const FlatConstraint& c : flat_.constraints) {
+      int64_t worst = 0;
+      Expr sum = I(0);
+      for (int i = 0; i < flat_.num_indices(); ++i) {
+        int64_t k = c.lhs[i];
+        if (k == 0) continue;
+        if (pos_[i] == nullptr) {  // a reduction: its whole range
+          worst += k > 0 ? k * (flat_.indices[i].range - 1) : 0;
+          continue;
+        }
+        sum = sum + pos_[i] * k;
+        if (i == p_ && k > 0) worst += k * (pb_ - 1);
+      }
+      all = And(all, sum + worst <= c.rhs);
+    }
+    if (PTail()) all = And(all, pos_[p_] + int64_t{pb_} <= flat_.indices[p_].range);
+    return all;
+  }
+
+  // Constraints (and p's tail) at the current point, for block row pp.
+  Expr PointValid(int pp) const {
+    Expr ok;
+    for (const FlatConstraint& c : flat_.constraints) {
+      Expr sum = I(0);
+      for (int i = 0; i < flat_.num_indices(); ++i)
+        if (c.lhs[i] != 0) sum = sum + (i == p_ ? pos_[i] + pp : pos_[i]) * c.lhs[i];
+      ok = And(ok, sum <= c.rhs);
+    }
+    if (PTail()) ok = And(ok, pos_[p_] + pp < flat_.indices[p_].range);
+    return ok;
+  }
+
+  // Input a's value for block row pp and vector vv. `clamp`: the point may
+  // be invalid, so keep the address inside the buffer (the value is unused).
+  Expr LoadInput(int a, int pp, int vv, bool clamp) {
+    const FlatAccess& acc = flat_.accesses[a];
+    Expr buf = Buffer(acc.tensor);
+    int width = vector_input_[a - 1] ? w_ : 1;
+    Expr addr = Address(acc, pp, int64_t{vv} * w_ * (width > 1 ? 1 : 0));
+    if (clamp) addr = _Clamp(addr, I(0), I(std::max<int64_t>(acc.limit - width, 0)));
+    Expr v = width > 1 ? _Load(buf, addr, w_) : _Broadcast(_Load(buf, addr), w_);
+    if (acc.dtype != dtype_) v = _Cast(VecType(), v);
+    return v;
+  }
+
+  // The loop nest over the reductions with the accumulator updates.
+  Stmt Compute(bool checks) {
+    for (int r : reductions_) pos_[r] = _Var(names_[r], Type::Index());
+    // Position of the innermost constrained reduction loop (guards go in it).
+    int guard_level = -1;
+    for (size_t k = 0; k < reductions_.size(); ++k)
+      if (Constrained(reductions_[k])) guard_level = static_cast<int>(k);
+    std::vector<Expr> ok(pb_);
+    std::vector<Stmt> guards;
+    if (checks)
+      for (int pp = 0; pp < pb_; ++pp)
+        if (Expr e = PointValid(pp)) {
+          std::string name = fmt::format("ok_{}", pp);
+          guards.push_back(_Declare(Type::Bool(), name, e));
+          ok[pp] = _Var(name, Type::Bool());
+        }
+
+    // Innermost body: loads and multiply-adds.
+    std::vector<Stmt> body;
+    std::map<std::pair<int, int>, Expr> shared;  // (input, vv) -> value reused across p
+    for (int a = 1; a <= flat_.num_inputs; ++a) {
+      bool moves_with_p = p_ >= 0 && flat_.accesses[a].strides[p_] != 0;
+      if (moves_with_p || pb_ == 1) continue;
+      for (int vv = 0; vv < (vector_input_[a - 1] ? nv_ : 1); ++vv) {
+        std::string name = fmt::format("in{}_{}", a, vv);
+        body.push_back(_Declare(VecType(), name, LoadInput(a, 0, vv, checks)));
+        shared[{a, vv}] = _Var(name, VecType());
+      }
+    }
+    for (int pp = 0; pp < pb_; ++pp) {
+      std::vector<Stmt> row;
+      std::map<std::pair<int, int>, Expr> local;
+      auto value = [&](int a, int vv) -> Expr {
+        int key_vv = vector_input_[a - 1] ? vv : 0;
+        if (auto it = shared.find({a, key_vv}); it != shared.end()) return it->second;
+        if (auto it = local.find({a, key_vv}); it != local.end()) return it->second;
+        std::string name = fmt::format("in{}_{}_{}", a, pp, key_vv);
+        row.push_back(_Declare(VecType(), name, LoadInput(a, pp, key_vv, false)));
+        return local[{a, key_vv}] = _Var(name, VecType());
+      };
+      for (int vv = 0; vv < nv_; ++vv) {
+        Expr acc = Acc(pp, vv);
+        Expr update;
+        switch (flat_.comb_op) {
+          case lang::ast::CombOp::Mul: update = _Fma(value(1, vv), value(2, vv), acc); break;
+          case lang::ast::CombOp::Add: update = acc + (value(1, vv) + value(2, vv)); break;
+          default: update = acc + value(1, vv); break;
+        }
+        row.push_back(_Assign(acc, update));
+      }
+      Stmt s = _Block(std::move(row));
+      body.push_back(ok[pp] ? _If(ok[pp], s) : s);
+    }
+    Stmt nest = _Block(std::move(body));
+    for (int k = static_cast<int>(reductions_.size()) - 1; k >= 0; --k) {
+      int r = reductions_[k];
+      if (k == guard_level && !guards.empty()) {
+        guards.push_back(nest);
+        nest = _Block(std::move(guards));
+        guards.clear();
+      }
+      nest = _For(names_[r], 0, flat_.indices[r].range, 1, nest);
+    }
+    if (!guards.empty()) {  // constraints on output indices only
+      guards.push_back(nest);
+      nest = _Block(std::move(guards));
+    }
+    for (int r : reductions_) pos_[r] = nullptr;
+    return nest;
+  }
+
+  // Post-ops and stores of block row pp.
+  Stmt Epilogue(int pp) {
+    std::vector<Stmt> s;
+    int counter = 0;
+    for (int vv = 0; vv < nv_; ++vv) {
+      int lanes = vector_epilogue_ ? 1 : w_;
+      for (int lane = 0; lane < lanes; ++lane) {
+        int64_t dv = int64_t{vv} * w_ + lane;
+        int width = vector_epilogue_ ? w_ : 1;
+        std::map<std::string, Expr> env;
+        auto declare = [&](const std::string& tensor, Expr value) {
+          std::string name = fmt::format("r{}_{}_{}", pp, counter++, Sanitize(tensor));
+          s.push_back(_Declare(value->type, name, value));
+          env[tensor] = _Var(name, value->type);
+        };
+        if (contraction_) {
+          Expr acc = Acc(pp, vv);
+          declare(flat_.output().tensor, vector_epilogue_ ? acc : _Extract(acc, lane));
+        }
+        for (const lang::ElementwiseOp& op : flat_.post_ops) {
+          std::vector<Expr> operands;
+          for (const lang::Operand& o : op.operands) {
+            if (!o.is_tensor) {
+              operands.push_back(ScalarConst(o.scalar));
+            } else if (env.count(o.tensor)) {
+              operands.push_back(env[o.tensor]);
+            } else {
+              const FlatAccess& a = PointAccess(o.tensor);
+              Expr buf = Buffer(o.tensor);
+              bool along = a.strides[v_] == 1;
+              operands.push_back(width > 1 && along ? _Load(buf, Address(a, pp, dv), width)
+                                                    : _Load(buf, Address(a, pp, along ? dv : 0)));
+            }
+          }
+          Expr coordinate;
+          if (op.fn == lang::ElemFn::Index) {
+            coordinate = I(spec_.coords.constant.at(op.axis));
+            for (int i = 0; i < flat_.num_indices(); ++i) {
+              int64_t c = spec_.coords.coeffs.at(op.axis)[i];
+              if (c == 0) continue;
+              Expr at = i == v_ ? pos_[i] + dv : i == p_ ? pos_[i] + pp : pos_[i];
+              coordinate = coordinate + at * c;
+            }
+          }
+          DataType out = program_.Tensor(op.output).shape.dtype;
+          declare(op.output, GenerateElementwise(op, std::move(operands), out, coordinate));
+        }
+        for (const std::string& t : flat_.kernel_outputs) {
+          DataType dt = program_.Tensor(t).shape.dtype;
+          TILEC_CHECK(env.count(t), "kernel {} writes {} but never computes it", spec_.name, t);
+          Expr value = env[t];
+          if (value->type.width != width) value = _Broadcast(value, width);  // a scalar-only result
+          s.push_back(_Store(Buffer(t), Address(PointAccess(t), pp, dv), ConvertValue(value, dt)));
+        }
+      }
+    }
+    return _Block(std::move(s));
+  }
+
+  const KernelSpec& spec_;
+  const FlatContraction& flat_;
+  const lang::Program& program_;
+  const HardwareModel& hw_;
+
+  bool contraction_ = true;
+  bool vector_epilogue_ = true;
+  DataType dtype_ = DataType::F32;
+  int v_ = -1, w_ = 1, nv_ = 1;
+  int p_ = -1, pb_ = 1;
+  int64_t vblocks_ = 1, pblocks_ = 1, grid_items_ = 1;
+  std::vector<int> grid_, reductions_;
+  std::vector<bool> vector_input_;
+
+  std::vector<std::string> names_;
+  std::vector<Expr> params_;
+  std::vector<Expr> pos_;  // current value of each index (null: not in scope)
+};
+
+}  // namespace
+
+std::optional<GeneratedKernel> GenerateVectorKernel(const KernelSpec& spec, const lang::Program& program,
+                                                    const HardwareModel& hw) {
+  return VecGen(spec, program, hw).Run();
+}
+
+}  // namespace tilec::compiler

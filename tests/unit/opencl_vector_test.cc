@@ -1,0 +1,127 @@
+// Execution tests of the vector (CPU) form of contraction and elementwise
+// kernels (compiler/gen_vector.cc) on OpenCL: each case asserts which form
+// the generator chose and compares the results with the reference evaluator
+// on random inputs, with sizes that leave tails in the block index, padding
+// constraints that put some work items on the slow path, broadcast and
+// vector inputs, post-ops on vectors and lane by lane, and f64.
+#include <gtest/gtest.h>
+
+#include "compiler/sem/printer.h"
+#include "tests/unit/pipeline_check.h"
+
+namespace tilec {
+namespace {
+
+using testing::Case;
+using testing::F32;
+using testing::F64;
+
+// The vector plan text of every kernel, in order ("" for the flat form).
+std::vector<std::string> Plans(const runtime::Program& p) {
+  std::vector<std::string> plans;
+  for (const auto& k : p.compiled().kernels) plans.push_back(k.code.vector_plan);
+  return plans;
+}
+
+// Compiles in the CPU form (no local staging), checks the results and that
+// kernel `kernel` has (or has not) the vector form, whose plan contains
+// `expect` when given.
+void CheckVector(const Case& c, const std::string& what, size_t kernel, bool vector,
+                 const std::string& expect = "") {
+  auto device = testing::DeviceFor("opencl");
+  if (!device) GTEST_SKIP() << "no OpenCL device";
+  compiler::CompileOptions o;
+  o.use_local = false;
+  auto program = testing::CheckCase(device, c, o, what);
+  std::vector<std::string> plans = Plans(*program);
+  ASSERT_LT(kernel, plans.size()) << what;
+  EXPECT_EQ(!plans[kernel].empty(), vector) << what << ": plan\n" << plans[kernel];
+  if (!expect.empty()) {
+    EXPECT_NE(plans[kernel].find(expect), std::string::npos) << plans[kernel];
+  }
+}
+
+// HWIO weights: co is contiguous in K and R, so K is read as vectors and D
+// broadcast. 9x7 images: the y block (4 on PoCL's model) leaves a tail, and
+// "same" padding puts the border work items on the slow path.
+const char* kConvHwio = R"(function (D[N, X, Y, CI], K[I, J, CI, CO], B[CO]) -> (R) {
+  O[n, x, y, co : N, X, Y, CO] = +(D[n, x + i - 1, y + j - 1, ci] * K[i, j, ci, co]);
+  R = relu(O + B);
+})";
+
+TEST(OpenClVector, ConvHwioBiasRelu) {
+  CheckVector({kConvHwio, {{"D", F32({2, 9, 7, 5})}, {"K", F32({3, 3, 5, 32})}, {"B", F32({32})}}},
+              "conv hwio", 0, true, "along co");
+  // 48 channels: 3 vectors of 16; 20 channels: 5 vectors of 4.
+  CheckVector({kConvHwio, {{"D", F32({1, 6, 11, 3})}, {"K", F32({3, 3, 3, 48})}, {"B", F32({48})}}},
+              "conv 48", 0, true, "3 x 16 lanes");
+  CheckVector({kConvHwio, {{"D", F32({1, 5, 5, 2})}, {"K", F32({3, 3, 2, 20})}, {"B", F32({20})}}},
+              "conv 20", 0, true, "x 4 lanes");
+}
+
+TEST(OpenClVector, StridedAndDilatedConv) {
+  const char* src = R"(function (D[N, X, Y, CI], K[I, J, CI, CO]) -> (R) {
+  R[n, x, y, co : N, (X + 1) / 2, (Y + 1) / 2, CO] = +(D[n, 2 * x + i - 1, 2 * y + 2 * j - 2, ci] * K[i, j, ci, co]);
+})";
+  CheckVector({src, {{"D", F32({1, 9, 10, 4})}, {"K", F32({3, 3, 4, 16})}}}, "strided", 0, true);
+}
+
+TEST(OpenClVector, DepthwiseBothInputsVectors) {
+  const char* src = R"(function (D[N, X, Y, C], K[I, J, C]) -> (O) {
+  O[n, x, y, c : N, X, Y, C] = +(D[n, x + i - 1, y + j - 1, c] * K[i, j, c]);
+})";
+  CheckVector({src, {{"D", F32({1, 7, 13, 32})}, {"K", F32({3, 3, 32})}}}, "depthwise", 0, true,
+              "D vector, K vector");
+}
+
+TEST(OpenClVector, MatmulTailsAndF64) {
+  const char* src = "function (A[M, K], B[K, N]) -> (C) { C[i, j : M, N] = +(A[i, k] * B[k, j]); }";
+  CheckVector({src, {{"A", F32({37, 29})}, {"B", F32({29, 24})}}}, "matmul", 0, true, "block of");
+  CheckVector({src, {{"A", F64({5, 3})}, {"B", F64({3, 16})}}}, "matmul f64", 0, true, "double");
+}
+
+TEST(OpenClVector, SumAndPoolingWithoutMul) {
+  const char* src = R"(function (D[N, X, C]) -> (S, P) {
+  S[n, c : N, C] = +(D[n, x, c]);
+  P[n, x, c : N, X / 2, C] = +(D[n, 2 * x + i, c]), i < 2;
+})";
+  CheckVector({src, {{"D", F32({3, 9, 8})}}}, "sum/pool", 0, true);
+}
+
+TEST(OpenClVector, PostOpsLaneByLane) {
+  // An integer result forces the lane-by-lane epilogue; index() needs the
+  // true coordinates of each lane.
+  const char* src = R"(function (A[M, K], B[K, N]) -> (C, Q, X) {
+  C[i, j : M, N] = +(A[i, k] * B[k, j]);
+  Q = as_int(C * 100, 32);
+  X = index(C, 1) + C;
+})";
+  CheckVector({src, {{"A", F32({5, 3})}, {"B", F32({3, 16})}}}, "lanes", 0, true, "lane by lane");
+}
+
+TEST(OpenClVector, ElementwiseKernels) {
+  const char* src = R"(function (A[N, M], B[M], C[N, M]) -> (R) {
+  R = relu(A * B + C);
+})";
+  CheckVector({src, {{"A", F32({3, 64})}, {"B", F32({64})}, {"C", F32({3, 64})}}}, "elementwise", 0,
+              true, "on vectors");
+  // Integer elementwise and odd sizes stay in the flat form.
+  const char* ints = "function (A[N]) -> (R) { R = A * 3 + 1; }";
+  CheckVector({ints, {{"A", {lang::DataType::I32, {64}}}}}, "int elementwise", 0, false);
+  CheckVector({src, {{"A", F32({3, 7})}, {"B", F32({7})}, {"C", F32({3, 7})}}}, "odd", 0, false);
+}
+
+TEST(OpenClVector, FallsBackWhereItDoesNotFit) {
+  // The seed's K[I, J, CO, CI]: co has stride CI in K, so no vector index.
+  const char* seed = R"(function (D[N, X, Y, CI], K[I, J, CO, CI]) -> (R) {
+  O[n, x, y, co : N, X, Y, CO] = +(D[n, x + i - 1, y + j - 1, ci] * K[i, j, co, ci]);
+  R = (O > 0 ? O : 0);
+})";
+  CheckVector({seed, {{"D", F32({1, 5, 6, 3})}, {"K", F32({3, 3, 16, 3})}}}, "seed layout", 0, false);
+  // Max aggregation is not in the vector form.
+  const char* mx = "function (A[N, C]) -> (M) { M[c : C] = >(A[n, c]); }";
+  CheckVector({mx, {{"A", F32({5, 16})}}}, "max", 0, false);
+}
+
+}  // namespace
+}  // namespace tilec

@@ -1,0 +1,105 @@
+// Shared by the execution tests of the kernel pipeline (OpenCL and LLVM):
+// bind a Tile program (with layouts), compile it for a device with given
+// options, run it on random inputs and compare every output with the
+// reference evaluator.
+#pragma once
+
+#include <fmt/format.h>
+#include <gtest/gtest.h>
+
+#include <algorithm>
+#include <cmath>
+#include <map>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "hal/hal.h"
+#include "runtime/program.h"
+#include "support/error.h"
+#include "tile_lang/binder.h"
+#include "tile_lang/evaluator.h"
+#include "tile_lang/parser.h"
+
+namespace tilec::testing {
+
+struct Case {
+  Case(std::string source, std::map<std::string, lang::Shape> shapes,
+       std::map<std::string, std::string> layouts = {})
+      : source(std::move(source)), shapes(std::move(shapes)), layouts(std::move(layouts)) {}
+  std::string source;
+  std::map<std::string, lang::Shape> shapes;
+  std::map<std::string, std::string> layouts;
+};
+
+inline lang::Shape F32(std::vector<int64_t> dims) { return {lang::DataType::F32, std::move(dims)}; }
+inline lang::Shape F64(std::vector<int64_t> dims) { return {lang::DataType::F64, std::move(dims)}; }
+
+// The first device with an id starting with `prefix`, opened once; null if
+// there is none (tests then skip).
+inline std::shared_ptr<hal::Device> DeviceFor(const std::string& prefix) {
+  static std::map<std::string, std::shared_ptr<hal::Device>> devices;
+  auto it = devices.find(prefix);
+  if (it != devices.end()) return it->second;
+  std::shared_ptr<hal::Device> d;
+  for (const std::string& id : hal::ListDeviceIds())
+    if (id.rfind(prefix, 0) == 0) {
+      d = hal::OpenDevice(id);
+      break;
+    }
+  return devices[prefix] = d;
+}
+
+inline lang::Program BindCase(const Case& c) {
+  return lang::Bind(lang::Parse(MakeSource("test.tile", c.source)), c.shapes, c.layouts);
+}
+
+// Runs `program` on random inputs and compares each output with the
+// evaluator (relative tolerance `tol`). Reports at most 5 wrong elements per
+// output, then the target code.
+inline void CompareWithEvaluator(runtime::Program& program, const std::string& what,
+                                 double tol = 1e-4) {
+  const lang::Program& bound = program.bound();
+  std::map<std::string, lang::Tensor> inputs;
+  uint64_t seed = 1;
+  for (const std::string& name : bound.inputs) {
+    lang::Tensor t(bound.Tensor(name).shape);
+    lang::FillRandom(t, seed++);
+    inputs.emplace(name, std::move(t));
+  }
+  auto expected = lang::Evaluate(bound, inputs);
+  auto actual = program.Run(inputs);
+  ASSERT_FALSE(expected.empty()) << what;
+  for (const auto& [name, want] : expected) {
+    ASSERT_TRUE(actual.count(name)) << what << ": no output " << name;
+    const lang::Tensor& got = actual.at(name);
+    ASSERT_EQ(got.shape(), want.shape()) << what;
+    int bad = 0;
+    for (int64_t i = 0; i < want.size() && bad < 5; ++i) {
+      double w = want.GetDouble(i), g = got.GetDouble(i);
+      if (!(std::fabs(w - g) <= tol * std::max(1.0, std::fabs(w)))) {
+        ++bad;
+        ADD_FAILURE() << what << ": " << name << "[" << i << "] = " << g << ", expected " << w;
+      }
+    }
+    if (bad) {
+      ADD_FAILURE() << "kernel code:\n" << program.TargetCode();
+      return;
+    }
+  }
+}
+
+// Compiles `c` for `device` with `options` (its hardware model) and compares
+// with the evaluator. Returns the compiled program for further checks.
+inline std::unique_ptr<runtime::Program> CheckCase(const std::shared_ptr<hal::Device>& device,
+                                                   const Case& c, compiler::CompileOptions options,
+                                                   const std::string& what) {
+  lang::Program bound = BindCase(c);
+  options.hw = device->hardware_model();
+  auto program =
+      std::make_unique<runtime::Program>(runtime::Program::Compile(bound, device, options, true));
+  CompareWithEvaluator(*program, what);
+  return program;
+}
+
+}  // namespace tilec::testing
