@@ -64,6 +64,8 @@ struct KernelPlan {
   // Tensors defined by a kernel and read by a later one, but not program
   // outputs: the runtime allocates them.
   std::vector<std::string> temporaries;
+  // Tensors Lower introduced (relayout copies); not in the bound program.
+  std::vector<lang::TensorDecl> new_tensors;
 };
 
 // Every kernel in order, with its kind, buffers and (for flat kernels) its

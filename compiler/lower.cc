@@ -163,7 +163,7 @@ FlatAccess BroadcastAccess(const TensorDecl& t, const std::vector<int64_t>& out_
 
 class Lowerer {
  public:
-  Lowerer(const Program& p, const LowerOptions& o) : program_(p), options_(o) {
+  Lowerer(const Program& p, const LowerOptions& o) : program_(p), extended_(p), options_(o) {
     for (const std::string& in : p.inputs) available_.insert(in);
     for (size_t i = 0; i < p.ops.size(); ++i)
       for (const std::string& t : Reads(p.ops[i])) readers_[t].push_back(i);
@@ -365,7 +365,14 @@ class Lowerer {
       flat = Flatten(program_, c);
       if (!OutputInjective(*flat)) flat.reset();
     }
-    if (!flat) {
+    if (flat && options_.relayout_for_vectors && !c.default_tensor && OutputDense(*flat)) {
+      if (std::optional<ContractionOp> moved = RelayoutInputs(c, *flat)) {
+        flat = Flatten(extended_, *moved);
+        return LowerFlatContraction(i, *moved, std::move(*flat));
+      }
+    }
+    if (flat) return LowerFlatContraction(i, c, std::move(*flat));
+    {
       KernelSpec k;
       k.name = NextName();
       k.kind = KernelKind::Direct;
@@ -380,12 +387,16 @@ class Lowerer {
       plan_.kernels.push_back(std::move(k));
       return;
     }
-    bool fill = c.default_tensor.has_value() || !OutputDense(*flat);
+  }
+
+  void LowerFlatContraction(size_t i, const ContractionOp& c, FlatContraction flat) {
+    const TensorDecl& out = program_.Tensor(c.output);
+    bool fill = c.default_tensor.has_value() || !OutputDense(flat);
     if (fill) EmitFill(c);
     KernelSpec k;
     k.name = NextName();
     k.kind = KernelKind::Contraction;
-    k.flat = std::move(*flat);
+    k.flat = std::move(flat);
     k.flat.name = k.name;
     k.coords = ContractionCoords(c);
     k.store_reached_only = fill;
@@ -398,6 +409,73 @@ class Lowerer {
     if (fill || NeededOutside(c.output, group)) k.flat.kernel_outputs.push_back(c.output);
     AddPostOps(k, fused, out.shape.dims, {i}, {c.output});
     Finish(std::move(k));
+  }
+
+  // See LowerOptions::relayout_for_vectors. Emits the copy kernels and
+  // returns the contraction reading the copies, or nullopt.
+  std::optional<ContractionOp> RelayoutInputs(const ContractionOp& c, const FlatContraction& flat) {
+    if (flat.agg_op != lang::ast::AggOp::Sum || !lang::IsFloat(flat.agg_type)) return std::nullopt;
+    int v = -1;
+    for (int i = 0; i < flat.num_indices(); ++i)
+      if (flat.output().strides[i] == 1) v = i;
+    if (v < 0) return std::nullopt;
+    const std::string& vname = flat.indices[v].name;
+    int64_t work = 1;
+    for (const FlatIndex& idx : flat.indices) work = CheckedMul(work, idx.range, "the work size");
+    std::optional<ContractionOp> moved;
+    for (int a = 1; a <= flat.num_inputs; ++a) {
+      int64_t s = flat.accesses[a].strides[v];
+      if (s == 0 || s == 1) continue;
+      const ContractionOp::Access& access = c.inputs[a - 1];
+      const TensorDecl& t = program_.Tensor(access.tensor);
+      if (t.shape.ElementCount() * 16 > work) continue;  // copying would not pay
+      // Exactly one dimension indexed by v alone, with coefficient 1.
+      int dim = -1, uses = 0;
+      for (size_t d = 0; d < access.index.size(); ++d) {
+        const lang::Polynomial& p = access.index[d];
+        if (p.Coeff(vname) == lang::Rational(0)) continue;
+        ++uses;
+        if (p.terms.size() == 1 && p.Coeff(vname) == lang::Rational(1)) dim = static_cast<int>(d);
+      }
+      if (uses != 1 || dim < 0) continue;
+      if (!moved) moved = c;
+      moved->inputs[a - 1].tensor = CopyInnermost(t, dim);
+    }
+    return moved;
+  }
+
+  // A copy of `t` (in a new temporary) whose dimension `dim` is innermost.
+  std::string CopyInnermost(const TensorDecl& t, int dim) {
+    std::string key = fmt::format("{}/{}", t.name, dim);
+    if (auto it = copies_.find(key); it != copies_.end()) return it->second;
+    TensorDecl copy = t;
+    copy.name = fmt::format("{}_vec{}", t.name, copies_.size());
+    copy.role = lang::TensorRole::Temporary;
+    std::vector<std::string> order;
+    for (int d = 0; d < t.shape.rank(); ++d)
+      if (d != dim) order.push_back(std::to_string(d));
+    order.push_back(std::to_string(dim));
+    copy.layout = lang::ParseLayout(fmt::format("order({})", fmt::join(order, ",")), t.shape.dims);
+    extended_.tensors[copy.name] = copy;
+    plan_.new_tensors.push_back(copy);
+    copies_[key] = copy.name;
+
+    KernelSpec k = ElementwiseKernel(KernelKind::Elementwise, t.shape.dims);
+    k.flat.comment = fmt::format("{} = copy of {} with dimension {} innermost", copy.name, t.name, dim);
+    ElementwiseOp e;
+    e.output = copy.name;
+    e.fn = lang::ElemFn::Ident;
+    e.compute_type = t.shape.dtype;
+    lang::Operand o;
+    o.tensor = t.name;
+    e.operands.push_back(o);
+    k.flat.accesses.push_back(BroadcastAccess(copy, t.shape.dims, k.coords, k.flat.num_indices()));
+    k.flat.accesses.push_back(BroadcastAccess(t, t.shape.dims, k.coords, k.flat.num_indices()));
+    k.flat.post_ops.push_back(e);
+    k.flat.kernel_outputs = {copy.name};
+    AddInput(k, t.name);
+    Finish(std::move(k));
+    return copy.name;
   }
 
   // Zeros, or the default tensor, into a contraction's output.
@@ -433,6 +511,8 @@ class Lowerer {
   }
 
   const Program& program_;
+  Program extended_;  // program_ plus the relayout copies
+  std::map<std::string, std::string> copies_;  // "tensor/dim" -> copy
   LowerOptions options_;
   KernelPlan plan_;
   std::vector<bool> done_;

@@ -11,6 +11,12 @@ struct LowerOptions {
   // Fuse elementwise operations into the contraction (or elementwise kernel)
   // before them. Off: one kernel per operation (for debugging and tests).
   bool fuse = true;
+  // For the vector (CPU) form: when a Sum contraction's vector index (the
+  // index with stride 1 in its output) moves through an input with another
+  // stride, and that input is small next to the contraction's work, copy the
+  // input first into a temporary laid out with that dimension innermost
+  // (kernel "<input>_vec<N> = copy of <input>") and read the copy.
+  bool relayout_for_vectors = false;
 };
 
 // Pre: `program` came from Bind.

@@ -79,10 +79,13 @@ CompiledProgram CompileProgram(const lang::Program& program, const CompileOption
   codegen.use_local = options.use_local.value_or(options.hw.local_memory_managed);
   codegen.vectorize = options.vectorize;
 
+  LowerOptions lower = options.lower;
+  if (!codegen.use_local && codegen.vectorize) lower.relayout_for_vectors = true;
   KernelPlan plan = stages.Run(
-      "lower", [&] { return Lower(program, options.lower); },
+      "lower", [&] { return Lower(program, lower); },
       [](const KernelPlan& p) { return ToString(p); });
   out.temporaries = plan.temporaries;
+  for (const lang::TensorDecl& t : plan.new_tensors) out.program.tensors[t.name] = t;
 
   for (KernelSpec& spec : plan.kernels) {
     CompiledKernel k;
@@ -100,7 +103,7 @@ CompiledProgram CompileProgram(const lang::Program& program, const CompileOption
       k.tile = ChooseTile(spec, *k.search, options);
     }
     k.code = stages.Run(
-        "plan", [&] { return GenerateKernel(spec, program, k.tile, options.hw, codegen); },
+        "plan", [&] { return GenerateKernel(spec, out.program, k.tile, options.hw, codegen); },
         [&](const GeneratedKernel& g) {
           std::string text = fmt::format("{} ({}):\n", spec.name, Name(spec.kind));
           if (!g.vector_plan.empty()) {

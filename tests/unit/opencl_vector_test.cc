@@ -111,13 +111,27 @@ TEST(OpenClVector, ElementwiseKernels) {
   CheckVector({src, {{"A", F32({3, 7})}, {"B", F32({7})}, {"C", F32({3, 7})}}}, "odd", 0, false);
 }
 
-TEST(OpenClVector, FallsBackWhereItDoesNotFit) {
-  // The seed's K[I, J, CO, CI]: co has stride CI in K, so no vector index.
+TEST(OpenClVector, RelayoutCopiesSmallInputs) {
+  // The seed's K[I, J, CO, CI]: co has stride CI in K. K is small next to the
+  // convolution's work, so Lower copies it with co innermost (kernel 0) and
+  // the convolution reads the copy as vectors (kernel 1).
   const char* seed = R"(function (D[N, X, Y, CI], K[I, J, CO, CI]) -> (R) {
   O[n, x, y, co : N, X, Y, CO] = +(D[n, x + i - 1, y + j - 1, ci] * K[i, j, co, ci]);
   R = (O > 0 ? O : 0);
 })";
-  CheckVector({seed, {{"D", F32({1, 5, 6, 3})}, {"K", F32({3, 3, 16, 3})}}}, "seed layout", 0, false);
+  Case c{seed, {{"D", F32({1, 5, 6, 3})}, {"K", F32({3, 3, 16, 3})}}};
+  CheckVector(c, "seed layout copy", 0, false);
+  CheckVector(c, "seed layout", 1, true, "K_vec0 vector");
+  // Column-major B in a matmul: B is copied, A is not.
+  const char* mm = "function (A[M, K], B[K, N]) -> (C) { C[i, j : M, N] = +(A[i, k] * B[k, j]); }";
+  CheckVector({mm, {{"A", F32({40, 9})}, {"B", F32({9, 32})}}, {{"B", "order(1,0)"}}}, "col-major B", 1,
+              true, "A broadcast, B_vec0 vector");
+  // A big input next to little work is not copied: the flat form runs.
+  CheckVector({mm, {{"A", F32({2, 9})}, {"B", F32({9, 32})}}, {{"B", "order(1,0)"}}}, "no copy", 0,
+              false);
+}
+
+TEST(OpenClVector, FallsBackWhereItDoesNotFit) {
   // Max aggregation is not in the vector form.
   const char* mx = "function (A[N, C]) -> (M) { M[c : C] = >(A[n, c]); }";
   CheckVector({mx, {{"A", F32({5, 16})}}}, "max", 0, false);
