@@ -84,7 +84,7 @@ class VecGen {
     out.function.body = _Block(std::move(top));
     out.function.work_group_size = std::array<int64_t, 3>{1, 1, 1};
     out.local = {1, 1, 1};
-    out.global = {vblocks_, pblocks_, grid_items_};
+    out.global = {pblocks_, vblocks_, grid_items_};
     out.vector_plan = PlanText();
     return out;
   }
@@ -170,11 +170,13 @@ class VecGen {
       int64_t budget = (hw_.vector_registers >= 32 ? 28 : 16) / nv_;
       int64_t range_p = flat_.indices[p_].range;
       pb_ = static_cast<int>(std::clamp<int64_t>(budget, 1, range_p));
-      for (int64_t b = pb_; b * 2 > pb_; --b)
-        if (range_p % b == 0) {
-          pb_ = static_cast<int>(b);
-          break;
-        }
+      // A divisor of the range close to the budget avoids the tail; else
+      // keep the budget when the tail wastes little.
+      int64_t divisor = 1;
+      for (int64_t b = pb_; b >= 1 && divisor == 1; --b)
+        if (range_p % b == 0) divisor = b;
+      int64_t waste = (range_p + pb_ - 1) / pb_ * pb_ - range_p;
+      if (divisor * 4 >= int64_t{pb_} * 3 || waste * 20 > range_p) pb_ = static_cast<int>(divisor);
       pblocks_ = (range_p + pb_ - 1) / pb_;
     }
     for (int i : outs)
@@ -232,9 +234,9 @@ class VecGen {
     s += "\n";
     std::vector<std::string> grid;
     for (int i : grid_) grid.push_back(flat_.indices[i].name);
-    s += fmt::format("Grid: {} x {} x {} work items (one per {} block, {} block, {})\n", vblocks_,
-                     pblocks_, grid_items_, flat_.indices[v_].name,
-                     p_ >= 0 ? flat_.indices[p_].name : std::string("-"),
+    s += fmt::format("Grid: {} x {} x {} work items (one per {} block, {} block, {})\n", pblocks_,
+                     vblocks_, grid_items_, p_ >= 0 ? flat_.indices[p_].name : std::string("-"),
+                     flat_.indices[v_].name,
                      grid.empty() ? std::string("-") : fmt::format("{}", fmt::join(grid, ", ")));
     if (contraction_) {
       std::vector<std::string> reds;
@@ -265,8 +267,10 @@ class VecGen {
       top.push_back(_Declare(Type::Index(), name, value));
       pos_[i] = _Var(name, Type::Index());
     };
-    declare(v_, _Index(sem::ThreadIndexKind::GroupId, 0) * (int64_t{nv_} * w_));
-    if (p_ >= 0) declare(p_, _Index(sem::ThreadIndexKind::GroupId, 1) * int64_t{pb_});
+    // Dimension 0 (the fastest on CPU devices) walks the p blocks, so
+    // consecutive work items reuse the same vector-input panel in cache.
+    if (p_ >= 0) declare(p_, _Index(sem::ThreadIndexKind::GroupId, 0) * int64_t{pb_});
+    declare(v_, _Index(sem::ThreadIndexKind::GroupId, 1) * (int64_t{nv_} * w_));
     Expr rest = _Index(sem::ThreadIndexKind::GroupId, 2);
     for (size_t k = 0; k < grid_.size(); ++k) {
       int i = grid_[k];
