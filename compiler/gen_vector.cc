@@ -27,6 +27,8 @@
 #include <fmt/format.h>
 
 #include <algorithm>
+#include <climits>
+#include <cstdlib>
 #include <map>
 #include <optional>
 
@@ -58,7 +60,8 @@ class VecGen {
     names_ = IndexNames(flat_);
     GeneratedKernel out;
     out.function.name = spec_.name;
-    out.function.index_type = IndexTypeFor(flat_);
+    // 64-bit addressing: CPU address arithmetic folds into the loads then.
+    out.function.index_type = DataType::I64;
     out.function.params = BufferParams(spec_, program_);
     for (const sem::Param& p : out.function.params) params_.push_back(_Var(p.name, p.type));
     pos_.assign(flat_.num_indices(), nullptr);
@@ -167,16 +170,22 @@ class VecGen {
       p_ = best;
     }
     if (p_ >= 0) {
-      int64_t budget = (hw_.vector_registers >= 32 ? 28 : 16) / nv_;
+      // Registers: PB*NV accumulators, NV vector loads, a broadcast and a
+      // spare must fit. Any PB with at least ~12 accumulators keeps the FMA
+      // units busy, so pick the one that pads the range least (then the
+      // larger).
+      int64_t regs = std::max<int64_t>(hw_.vector_registers, 8);
+      int64_t budget = std::max<int64_t>(1, (regs - nv_ - 2) / nv_);
+      if (const char* env = std::getenv("TILEC_VECTOR_PB")) budget = std::max(1, std::atoi(env));
       int64_t range_p = flat_.indices[p_].range;
-      pb_ = static_cast<int>(std::clamp<int64_t>(budget, 1, range_p));
-      // A divisor of the range close to the budget avoids the tail; else
-      // keep the budget when the tail wastes little.
-      int64_t divisor = 1;
-      for (int64_t b = pb_; b >= 1 && divisor == 1; --b)
-        if (range_p % b == 0) divisor = b;
-      int64_t waste = (range_p + pb_ - 1) / pb_ * pb_ - range_p;
-      if (divisor * 4 >= int64_t{pb_} * 3 || waste * 20 > range_p) pb_ = static_cast<int>(divisor);
+      budget = std::min(budget, range_p);
+      int64_t least = std::min<int64_t>(budget, (12 + nv_ - 1) / nv_);
+      int64_t best = budget, best_padded = INT64_MAX;
+      for (int64_t b = budget; b >= least; --b) {
+        int64_t padded = (range_p + b - 1) / b * b;
+        if (padded < best_padded) best = b, best_padded = padded;
+      }
+      pb_ = static_cast<int>(best);
       pblocks_ = (range_p + pb_ - 1) / pb_;
     }
     for (int i : outs)
