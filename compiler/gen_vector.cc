@@ -172,8 +172,8 @@ class VecGen {
     if (p_ >= 0) {
       // Registers: PB*NV accumulators, NV vector loads, a broadcast and a
       // spare must fit. Any PB with at least ~12 accumulators keeps the FMA
-      // units busy, so pick the one that pads the range least (then the
-      // larger).
+      // units busy; larger blocks load less per FMA. Take the largest PB
+      // that pads the range by at most 2%, else the one that pads least.
       int64_t regs = std::max<int64_t>(hw_.vector_registers, 8);
       int64_t budget = std::max<int64_t>(1, (regs - nv_ - 2) / nv_);
       if (const char* env = std::getenv("TILEC_VECTOR_PB")) budget = std::max(1, std::atoi(env));
@@ -183,6 +183,10 @@ class VecGen {
       int64_t best = budget, best_padded = INT64_MAX;
       for (int64_t b = budget; b >= least; --b) {
         int64_t padded = (range_p + b - 1) / b * b;
+        if ((padded - range_p) * 50 <= range_p) {  // at most 2% padding: take the largest
+          best = b;
+          break;
+        }
         if (padded < best_padded) best = b, best_padded = padded;
       }
       pb_ = static_cast<int>(best);
