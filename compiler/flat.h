@@ -70,6 +70,17 @@ struct FlatContraction {
   std::string comment;          // the contraction as Tile-like text, for printing
 
   std::vector<FlatIndex> indices;
+  // Each Tile index variable of the contraction as an affine form of the flat
+  // indices: var = offset + sum_i coeffs[i] * idx[i] (the shift to 0, and the
+  // split of a variable read through a blocked layout into var/B and var%B).
+  // Empty for elementwise-form kernels.
+  struct VarForm {
+    std::string var;
+    std::vector<int64_t> coeffs;
+    int64_t offset = 0;
+    bool operator==(const VarForm&) const = default;
+  };
+  std::vector<VarForm> vars;
   std::vector<FlatAccess> accesses;  // output, inputs, post-op inputs (see above)
   int num_inputs = 0;                // contraction inputs: 1, 2, or 3 (Cond)
   std::vector<FlatConstraint> constraints;

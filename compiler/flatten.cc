@@ -28,6 +28,11 @@ struct IndexSpace {
   std::vector<int64_t> lo;
   std::vector<int64_t> range;
   bool empty = false;  // some bound is empty: no valid assignment
+  // Flat indices: a variable blocked by B (read through a blocked layout)
+  // becomes two, var = B * outer + inner; others map one to one.
+  std::vector<int64_t> block;        // per variable: 1, or B
+  std::vector<int> first_flat;       // per variable: its (outer) flat index
+  std::vector<int64_t> flat_range;   // per flat index
 };
 
 IndexSpace MakeIndexSpace(const ContractionOp& op) {
@@ -51,6 +56,21 @@ IndexSpace MakeIndexSpace(const ContractionOp& op) {
         CheckedAdd(CheckedAdd(b.hi, -b.lo, "an index range"), 1, "an index range"));
   }
   return space;
+}
+
+// Variable coefficients -> flat index coefficients.
+std::vector<int64_t> Expand(const std::vector<int64_t>& coeffs, const IndexSpace& space) {
+  std::vector<int64_t> flat(space.flat_range.size(), 0);
+  for (size_t v = 0; v < coeffs.size(); ++v) {
+    int k = space.first_flat[v];
+    if (space.block[v] == 1) {
+      flat[k] = coeffs[v];
+    } else {
+      flat[k] = CheckedMul(coeffs[v], space.block[v], "a blocked index");
+      flat[k + 1] = coeffs[v];
+    }
+  }
+  return flat;
 }
 
 int64_t Lcm(int64_t a, int64_t b) { return CheckedMul(a / std::gcd(a, b), b, "a denominator"); }
@@ -86,45 +106,66 @@ bool IsIntegral(const Polynomial& p) {
   return true;
 }
 
-// Per logical dimension, its element stride in a plain layout.
-std::vector<int64_t> PlainStrides(const lang::TensorDecl& t) {
+// One logical dimension's physical parts: a plain dim has one part
+// (divisor 1); a blocked one (nChw16c's c) an outer part (divisor B) and an
+// inner part (divisor 1, size B).
+struct DimParts {
+  int64_t stride = 0;        // plain: the stride; blocked: the inner part's
+  int64_t block = 1;         // 1: plain; B: blocked
+  int64_t outer_stride = 0;  // blocked: the outer part's stride
+};
+
+std::vector<DimParts> LayoutParts(const lang::TensorDecl& t) {
   const std::vector<int64_t>& dims = t.shape.dims;
   lang::Layout layout = t.layout;
   // An unset layout is row-major (program.h: "row-major unless bound otherwise").
   if (layout.phys.empty() && !dims.empty()) layout = lang::RowMajorLayout(dims);
-  bool plain = layout.phys.size() == dims.size();
-  std::vector<int64_t> strides(dims.size(), 0);
-  std::vector<bool> seen(dims.size(), false);
+  std::vector<std::vector<lang::PhysicalDim>> per_dim(dims.size());
   for (const lang::PhysicalDim& p : layout.phys) {
-    if (!plain) break;
-    if (p.dim < 0 || p.dim >= static_cast<int>(dims.size()) || seen[p.dim] || p.divisor != 1 ||
-        p.size != dims[p.dim]) {
-      plain = false;
-      break;
-    }
-    seen[p.dim] = true;
+    TILEC_CHECK(p.dim >= 0 && p.dim < static_cast<int>(dims.size()),
+                "tensor {}: layout {} names dimension {}", t.name, layout.name, p.dim);
     TILEC_CHECK(p.stride >= 0, "tensor {}: layout {} has negative stride {}", t.name, layout.name,
                 p.stride);
-    strides[p.dim] = p.stride;
+    per_dim[p.dim].push_back(p);
   }
-  if (!plain) {
+  std::vector<DimParts> parts(dims.size());
+  for (size_t d = 0; d < dims.size(); ++d) {
+    const auto& ps = per_dim[d];
+    if (ps.size() == 1 && ps[0].divisor == 1) {
+      parts[d].stride = ps[0].stride;
+      continue;
+    }
+    // Blocked: outer (divisor B) and inner (divisor 1, size B), either order.
+    if (ps.size() == 2) {
+      const lang::PhysicalDim& outer = ps[0].divisor > 1 ? ps[0] : ps[1];
+      const lang::PhysicalDim& inner = ps[0].divisor > 1 ? ps[1] : ps[0];
+      if (inner.divisor == 1 && inner.size == outer.divisor && outer.divisor > 1) {
+        parts[d] = {inner.stride, outer.divisor, outer.stride};
+        continue;
+      }
+    }
     throw InternalError(fmt::format(
-        "Flatten: tensor '{}' has layout '{}' ({}): blocked layouts are not supported by "
-        "Flatten yet",
+        "Flatten: tensor '{}' has layout '{}' ({}): only plain dimensions and dimensions split "
+        "once into blocks are supported",
         t.name, layout.name, lang::ToString(layout)));
   }
-  return strides;
+  return parts;
 }
 
-int64_t ElementLimit(const lang::TensorDecl& t, const std::vector<int64_t>& strides) {
+// The variable that alone indexes a dimension (coefficient 1, constant 0),
+// or -1.
+int SoleVariable(const Polynomial& p, const IndexSpace& space) {
+  if (p.terms.size() != 1 || !(p.constant == lang::Rational(0))) return -1;
+  const auto& [var, coeff] = *p.terms.begin();
+  if (!(coeff == lang::Rational(1))) return -1;
+  auto it = space.position.find(var);
+  return it == space.position.end() ? -1 : it->second;
+}
+
+int64_t ElementLimit(const lang::TensorDecl& t) {
   if (t.layout.elements > 0) return t.layout.elements;
-  int64_t last = 0;
-  for (size_t d = 0; d < strides.size(); ++d) {
-    if (t.shape.dims[d] <= 0) return 0;
-    last = CheckedAdd(last, CheckedMul(strides[d], t.shape.dims[d] - 1, "a tensor size"),
-                      "a tensor size");
-  }
-  return CheckedAdd(last, 1, "a tensor size");
+  if (t.layout.phys.empty()) return lang::RowMajorLayout(t.shape.dims).elements;
+  return 0;
 }
 
 // Adds `lhs . idx <= rhs` unless the index box implies it; reduces by the
@@ -142,7 +183,8 @@ void AddSide(std::vector<int64_t> lhs, int64_t rhs, const IndexSpace& space,
   int64_t max = 0;
   for (size_t i = 0; i < lhs.size(); ++i)
     if (lhs[i] > 0)
-      max = CheckedAdd(max, CheckedMul(lhs[i], space.range[i] - 1, "a constraint"), "a constraint");
+      max = CheckedAdd(max, CheckedMul(lhs[i], space.flat_range[i] - 1, "a constraint"),
+                       "a constraint");
   if (max <= rhs) return;
   for (FlatConstraint& c : out) {
     if (c.lhs == lhs) {
@@ -156,10 +198,11 @@ void AddSide(std::vector<int64_t> lhs, int64_t rhs, const IndexSpace& space,
 // 0 <= f <= hi as two one-sided constraints.
 void AddRange(const IntForm& f, int64_t hi, const IndexSpace& space,
               std::vector<FlatConstraint>& out) {
-  std::vector<int64_t> neg(f.coeffs.size());
-  for (size_t i = 0; i < neg.size(); ++i) neg[i] = -f.coeffs[i];
+  std::vector<int64_t> pos = Expand(f.coeffs, space);
+  std::vector<int64_t> neg(pos.size());
+  for (size_t i = 0; i < neg.size(); ++i) neg[i] = -pos[i];
   AddSide(std::move(neg), f.constant, space, out);  // -sum <= constant
-  AddSide(f.coeffs, CheckedAdd(hi, -f.constant, "a constraint"), space, out);
+  AddSide(pos, CheckedAdd(hi, -f.constant, "a constraint"), space, out);
 }
 
 std::string AccessText(const std::string& tensor, const std::vector<Polynomial>& index) {
@@ -209,31 +252,70 @@ std::string CommentText(const lang::Program& program, const ContractionOp& op) {
 
 FlatContraction Flatten(const lang::Program& program, const ContractionOp& op) {
   IndexSpace space = MakeIndexSpace(op);
+  std::vector<ContractionOp::Access> accesses;
+  accesses.push_back({op.output, op.output_index});
+  for (const auto& a : op.inputs) accesses.push_back(a);
+
+  // Blocked dimensions split their variable: var = B * outer + inner.
+  size_t nvars = op.index_vars.size();
+  space.block.assign(nvars, 1);
+  std::vector<std::vector<DimParts>> parts;
+  for (const ContractionOp::Access& a : accesses) {
+    const lang::TensorDecl& t = program.Tensor(a.tensor);
+    TILEC_CHECK(a.index.size() == t.shape.dims.size(), "{} accessed with {} indices, rank {}",
+                a.tensor, a.index.size(), t.shape.dims.size());
+    parts.push_back(LayoutParts(t));
+    for (size_t d = 0; d < a.index.size(); ++d) {
+      int64_t b = parts.back()[d].block;
+      if (b == 1) continue;
+      int v = SoleVariable(a.index[d], space);
+      if (v < 0 || space.lo[v] != 0 || space.empty || (space.block[v] != 1 && space.block[v] != b)) {
+        throw InternalError(fmt::format(
+            "Flatten: {}[..] dimension {} is blocked by {} but indexed by {}: a blocked "
+            "dimension needs one index variable of its own, starting at 0, blocked alike "
+            "everywhere",
+            a.tensor, d, b, lang::ToString(a.index[d])));
+      }
+      space.block[v] = b;
+    }
+  }
   FlatContraction flat;
   flat.name = op.output;
   flat.comment = CommentText(program, op);
-  for (size_t i = 0; i < op.index_vars.size(); ++i)
-    flat.indices.push_back(FlatIndex{op.index_vars[i], space.range[i]});
+  for (size_t v = 0; v < nvars; ++v) {
+    space.first_flat.push_back(static_cast<int>(flat.indices.size()));
+    const std::string& name = op.index_vars[v];
+    int64_t b = space.block[v];
+    if (b == 1) {
+      flat.indices.push_back(FlatIndex{name, space.range[v]});
+      space.flat_range.push_back(space.range[v]);
+    } else {
+      int64_t outer = (space.range[v] + b - 1) / b;
+      flat.indices.push_back(FlatIndex{fmt::format("{}/{}", name, b), outer});
+      flat.indices.push_back(FlatIndex{fmt::format("{}%{}", name, b), b});
+      space.flat_range.push_back(outer);
+      space.flat_range.push_back(b);
+    }
+  }
+  for (size_t v = 0; v < nvars; ++v) {
+    std::vector<int64_t> unit(nvars, 0);
+    unit[v] = 1;
+    flat.vars.push_back({op.index_vars[v], Expand(unit, space), space.lo[v]});
+  }
   flat.agg_op = op.agg;
   flat.comb_op = op.comb;
   flat.num_inputs = static_cast<int>(op.inputs.size());
   flat.agg_type = program.Tensor(op.output).shape.dtype;
   flat.kernel_outputs = {op.output};
 
-  std::vector<ContractionOp::Access> accesses;
-  accesses.push_back({op.output, op.output_index});
-  for (const auto& a : op.inputs) accesses.push_back(a);
-
-  for (const ContractionOp::Access& a : accesses) {
+  for (size_t n = 0; n < accesses.size(); ++n) {
+    const ContractionOp::Access& a = accesses[n];
     const lang::TensorDecl& t = program.Tensor(a.tensor);
-    TILEC_CHECK(a.index.size() == t.shape.dims.size(), "{} accessed with {} indices, rank {}",
-                a.tensor, a.index.size(), t.shape.dims.size());
-    std::vector<int64_t> dim_strides = PlainStrides(t);
     FlatAccess fa;
     fa.tensor = a.tensor;
     fa.dtype = t.shape.dtype;
-    fa.strides.assign(space.lo.size(), 0);
-    fa.limit = ElementLimit(t, dim_strides);
+    fa.strides.assign(space.flat_range.size(), 0);
+    fa.limit = ElementLimit(t);
     for (size_t d = 0; d < a.index.size(); ++d) {
       const Polynomial& p = a.index[d];
       if (!IsIntegral(p)) {
@@ -243,15 +325,30 @@ FlatContraction Flatten(const lang::Program& program, const ContractionOp& op) {
             a.tensor, d, lang::ToString(p)));
       }
       IntForm f = ToIntForm(p, 1, space, op);
-      for (size_t i = 0; i < f.coeffs.size(); ++i) {
-        fa.strides[i] = CheckedAdd(fa.strides[i],
-                                   CheckedMul(f.coeffs[i], dim_strides[d], "a stride"), "a stride");
+      const DimParts& dim = parts[n][d];
+      if (dim.block == 1) {
+        std::vector<int64_t> coeffs = Expand(f.coeffs, space);
+        for (size_t i = 0; i < coeffs.size(); ++i)
+          fa.strides[i] = CheckedAdd(fa.strides[i], CheckedMul(coeffs[i], dim.stride, "a stride"),
+                                     "a stride");
+        fa.offset =
+            CheckedAdd(fa.offset, CheckedMul(f.constant, dim.stride, "an offset"), "an offset");
+      } else {
+        int k = space.first_flat[SoleVariable(p, space)];
+        fa.strides[k] = CheckedAdd(fa.strides[k], dim.outer_stride, "a stride");
+        fa.strides[k + 1] = CheckedAdd(fa.strides[k + 1], dim.stride, "a stride");
       }
-      fa.offset =
-          CheckedAdd(fa.offset, CheckedMul(f.constant, dim_strides[d], "an offset"), "an offset");
       AddRange(f, t.shape.dims[d] - 1, space, flat.constraints);
     }
     flat.accesses.push_back(std::move(fa));
+  }
+  // A blocked variable's padding: B * outer + inner <= range - 1.
+  for (size_t v = 0; v < nvars; ++v) {
+    if (space.block[v] == 1) continue;
+    IntForm f;
+    f.coeffs.assign(nvars, 0);
+    f.coeffs[v] = 1;
+    AddRange(f, space.range[v] - 1, space, flat.constraints);
   }
 
   for (const ContractionOp::Constraint& c : op.constraints) {
@@ -264,10 +361,19 @@ FlatContraction Flatten(const lang::Program& program, const ContractionOp& op) {
   }
 
   if (space.empty)
-    AddSide(std::vector<int64_t>(space.range.size(), 0), -1, space, flat.constraints);
+    AddSide(std::vector<int64_t>(space.flat_range.size(), 0), -1, space, flat.constraints);
 
   Verify(flat);
   return flat;
+}
+
+bool CanFlatten(const lang::Program& program, const ContractionOp& op) {
+  try {
+    Flatten(program, op);
+    return true;
+  } catch (const InternalError&) {
+    return false;
+  }
 }
 
 }  // namespace tilec::compiler

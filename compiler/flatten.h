@@ -31,11 +31,21 @@ namespace tilec::compiler {
 //    satisfies, so the contraction contributes nothing.
 //  * kernel_outputs = {op.output}; no post-ops (fusion adds them).
 //
-// Errors: InternalError "blocked layouts are not supported by Flatten yet"
-// for a layout that splits a dimension; InternalError "fractional index
+// Blocked layouts: a dimension split once into blocks of B (nChw16c's c)
+// must be indexed by one variable of its own, starting at 0 (the same B
+// wherever that variable meets a blocked dimension). The variable becomes two
+// flat indices "c/16" (range ceil(range/B)) and "c%16" (range B), with
+// c = B*(c/16) + c%16 everywhere, plus the constraint c <= range-1 when B does
+// not divide the range. `vars` records every variable's form.
+//
+// Errors: InternalError for any other blocked use; InternalError "fractional index
 // polynomials need defractionalization" when a tensor access has a
 // non-integer coefficient or constant; UserError when strides or offsets
 // overflow 64 bits; InternalError for a violated precondition.
 FlatContraction Flatten(const lang::Program& program, const lang::ContractionOp& op);
+
+// False if Flatten would throw InternalError for this contraction (layouts
+// or index polynomials it cannot express): Lower then emits a Direct kernel.
+bool CanFlatten(const lang::Program& program, const lang::ContractionOp& op);
 
 }  // namespace tilec::compiler

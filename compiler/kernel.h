@@ -64,7 +64,9 @@ struct KernelPlan {
   // Tensors defined by a kernel and read by a later one, but not program
   // outputs: the runtime allocates them.
   std::vector<std::string> temporaries;
-  // Tensors Lower introduced (relayout copies); not in the bound program.
+  // Tensors Lower introduced (relayout copies) or whose layout it chose (a
+  // temporary given its consumer's layout): they replace the bound
+  // program's declarations.
   std::vector<lang::TensorDecl> new_tensors;
 };
 

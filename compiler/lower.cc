@@ -61,13 +61,6 @@ bool AllIntegral(const ContractionOp& op) {
   return true;
 }
 
-bool AllPlain(const Program& program, const ContractionOp& op) {
-  if (!PlainStrides(program.Tensor(op.output))) return false;
-  for (const auto& a : op.inputs)
-    if (!PlainStrides(program.Tensor(a.tensor))) return false;
-  return true;
-}
-
 // Output indices (nonzero output stride) must address distinct elements:
 // sorted by |stride|, each stride must step over the whole span of the
 // smaller ones.
@@ -107,17 +100,19 @@ bool OutputDense(const FlatContraction& flat) {
   return expect == out.limit;
 }
 
-// Coordinates of a contraction's output in its (shifted) flat indices.
-OutputCoords ContractionCoords(const ContractionOp& op) {
+// Coordinates of a contraction's output in its flat indices (flat.vars).
+OutputCoords ContractionCoords(const ContractionOp& op, const FlatContraction& flat) {
   OutputCoords c;
   for (const lang::Polynomial& p : op.output_index) {
-    std::vector<int64_t> coeffs(op.index_vars.size(), 0);
+    std::vector<int64_t> coeffs(flat.num_indices(), 0);
     int64_t k = p.constant.num;
-    for (size_t v = 0; v < op.index_vars.size(); ++v) {
-      int64_t a = p.Coeff(op.index_vars[v]).num;
-      coeffs[v] = a;
-      k = CheckedAdd(k, CheckedMul(a, op.bounds[v].lo, "an output coordinate"),
-                     "an output coordinate");
+    for (const FlatContraction::VarForm& v : flat.vars) {
+      int64_t a = p.Coeff(v.var).num;
+      if (a == 0) continue;
+      k = CheckedAdd(k, CheckedMul(a, v.offset, "an output coordinate"), "an output coordinate");
+      for (int i = 0; i < flat.num_indices(); ++i)
+        coeffs[i] = CheckedAdd(coeffs[i], CheckedMul(a, v.coeffs[i], "an output coordinate"),
+                               "an output coordinate");
     }
     c.coeffs.push_back(std::move(coeffs));
     c.constant.push_back(k);
@@ -163,11 +158,12 @@ FlatAccess BroadcastAccess(const TensorDecl& t, const std::vector<int64_t>& out_
 
 class Lowerer {
  public:
-  Lowerer(const Program& p, const LowerOptions& o) : program_(p), extended_(p), options_(o) {
+  Lowerer(const Program& p, const LowerOptions& o) : extended_(p), program_(extended_), options_(o) {
     for (const std::string& in : p.inputs) available_.insert(in);
     for (size_t i = 0; i < p.ops.size(); ++i)
       for (const std::string& t : Reads(p.ops[i])) readers_[t].push_back(i);
     outputs_.insert(p.outputs.begin(), p.outputs.end());
+    PropagateLayouts();
   }
 
   KernelPlan Run() {
@@ -223,11 +219,15 @@ class Lowerer {
                                      std::set<std::string> local) {
     std::vector<size_t> fused;
     if (!options_.fuse) return fused;
+    // Results are written through their own plain access, or through the
+    // root's access when laid out like the root (blocked layouts included).
+    const lang::Layout& root_layout = program_.Tensor(*local.begin()).layout;
     for (size_t j = after + 1; j < program_.ops.size(); ++j) {
       if (done_[j]) continue;
       auto* e = std::get_if<ElementwiseOp>(&program_.ops[j]);
       if (!e || program_.Tensor(e->output).shape.dims != dims) continue;
-      if (!PlainStrides(program_.Tensor(e->output))) continue;
+      const TensorDecl& result = program_.Tensor(e->output);
+      if (!PlainStrides(result) && !(result.layout == root_layout)) continue;
       bool ok = true;
       for (const auto& o : e->operands) {
         if (!o.is_tensor || local.count(o.tensor)) continue;
@@ -275,7 +275,13 @@ class Lowerer {
     for (size_t j : fused) {
       const std::string& out = std::get<ElementwiseOp>(program_.ops[j]).output;
       if (!NeededOutside(out, group)) continue;
-      FlatAccess access = BroadcastAccess(program_.Tensor(out), dims, k.coords, flat.num_indices());
+      const TensorDecl& result = program_.Tensor(out);
+      if (result.layout == program_.Tensor(flat.accesses[0].tensor).layout) {
+        have.insert(out);  // written through the output's access
+        flat.kernel_outputs.push_back(out);
+        continue;
+      }
+      FlatAccess access = BroadcastAccess(result, dims, k.coords, flat.num_indices());
       // A result laid out like the kernel's output is written through the
       // output's access (as the seed's table shows: R is stored at O's place).
       bool same_as_output = access.strides == flat.accesses[0].strides &&
@@ -361,7 +367,7 @@ class Lowerer {
       return;  // nothing to compute; the runtime allocates an empty buffer
     }
     std::optional<FlatContraction> flat;
-    if (AllIntegral(c) && AllPlain(program_, c)) {
+    if (AllIntegral(c) && CanFlatten(program_, c)) {
       flat = Flatten(program_, c);
       if (!OutputInjective(*flat)) flat.reset();
     }
@@ -398,7 +404,7 @@ class Lowerer {
     k.kind = KernelKind::Contraction;
     k.flat = std::move(flat);
     k.flat.name = k.name;
-    k.coords = ContractionCoords(c);
+    k.coords = ContractionCoords(c, k.flat);
     k.store_reached_only = fill;
     for (const auto& a : c.inputs) AddInput(k, a.tensor);
     std::vector<size_t> fused;
@@ -409,6 +415,28 @@ class Lowerer {
     if (fill || NeededOutside(c.output, group)) k.flat.kernel_outputs.push_back(c.output);
     AddPostOps(k, fused, out.shape.dims, {i}, {c.output});
     Finish(std::move(k));
+  }
+
+  // A temporary left row-major that an elementwise op turns into a tensor
+  // of the same dimensions with another layout (a conv output O feeding
+  // R = relu(O) with R in nChw16c) takes that layout, so the fused kernel
+  // computes in the layout it stores. Backwards, so chains propagate.
+  void PropagateLayouts() {
+    for (auto it = extended_.ops.rbegin(); it != extended_.ops.rend(); ++it) {
+      auto* e = std::get_if<ElementwiseOp>(&*it);
+      if (!e) continue;
+      const TensorDecl& out = extended_.Tensor(e->output);
+      if (out.layout.IsRowMajor(out.shape.dims)) continue;
+      for (const lang::Operand& o : e->operands) {
+        if (!o.is_tensor) continue;
+        TensorDecl& t = extended_.tensors.at(o.tensor);
+        if (t.role != lang::TensorRole::Temporary || t.shape.dims != out.shape.dims ||
+            !t.layout.IsRowMajor(t.shape.dims) || outputs_.count(t.name))
+          continue;
+        t.layout = out.layout;
+        plan_.new_tensors.push_back(t);
+      }
+    }
   }
 
   // See LowerOptions::relayout_for_vectors. Emits the copy kernels and
@@ -510,8 +538,8 @@ class Lowerer {
     Finish(std::move(k));
   }
 
-  const Program& program_;
-  Program extended_;  // program_ plus the relayout copies
+  Program extended_;        // the bound program, plus relayout copies and propagated layouts
+  const Program& program_;  // = extended_
   std::map<std::string, std::string> copies_;  // "tensor/dim" -> copy
   LowerOptions options_;
   KernelPlan plan_;

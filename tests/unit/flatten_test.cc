@@ -268,7 +268,7 @@ TEST(Flatten, RejectsFractionalAccess) {
   }
 }
 
-TEST(Flatten, RejectsBlockedLayouts) {
+TEST(Flatten, SplitsBlockedDimensions) {
   lang::Program p = testing::SeedConvProgram();
   // D as nChw16c-like: N, C/16, H, W, C%16 over logical [N, X, Y, CI].
   lang::Layout blocked;
@@ -280,12 +280,43 @@ TEST(Flatten, RejectsBlockedLayouts) {
                   {3, 1, 16, 1}};
   blocked.elements = 32 * 224 * 224 * 64;
   p.tensors["D"].layout = blocked;
+  FlatContraction flat = Flatten(p, testing::FirstContraction(p));
+  // ci becomes ci/16 and ci%16 (the first two flat indices: ci sorts first).
+  ASSERT_EQ(flat.indices.size(), 8u);
+  EXPECT_EQ(flat.indices[0], (FlatIndex{"ci/16", 4}));
+  EXPECT_EQ(flat.indices[1], (FlatIndex{"ci%16", 16}));
+  const FlatAccess& d = flat.accesses[1];
+  const FlatAccess& k = flat.accesses[2];
+  EXPECT_EQ(d.strides[0], 224 * 224 * 16);
+  EXPECT_EQ(d.strides[1], 1);
+  EXPECT_EQ(k.strides[0], 16);  // K[i, j, co, ci] row-major: ci = 16*(ci/16) + ci%16
+  EXPECT_EQ(k.strides[1], 1);
+  EXPECT_EQ(d.limit, blocked.elements);
+  ASSERT_EQ(flat.vars.size(), 7u);
+  EXPECT_EQ(flat.vars[0].var, "ci");
+  EXPECT_EQ(flat.vars[0].coeffs, (std::vector<int64_t>{16, 1, 0, 0, 0, 0, 0, 0}));
+  // 64 = 4 * 16: no padding constraint beyond the seed's four.
+  EXPECT_EQ(flat.constraints.size(), 4u);
+}
+
+TEST(Flatten, RejectsBlockedDimensionsOfCompoundIndices) {
+  lang::Program p = testing::SeedConvProgram();
+  // X blocked by 8: indexed by x + i - 1, which a split cannot express.
+  lang::Layout blocked;
+  blocked.name = "xblocked";
+  blocked.phys = {{0, 1, 32, 224 * 224 * 64},
+                  {1, 8, 28, 8 * 224 * 64},
+                  {2, 1, 224, 8 * 64},
+                  {3, 1, 64, 8},
+                  {1, 1, 8, 1}};
+  blocked.elements = 32 * 224 * 224 * 64;
+  p.tensors["D"].layout = blocked;
+  EXPECT_FALSE(CanFlatten(p, testing::FirstContraction(p)));
   try {
     Flatten(p, testing::FirstContraction(p));
     FAIL() << "expected InternalError";
   } catch (const InternalError& e) {
-    EXPECT_NE(std::string(e.what()).find("blocked layouts are not supported by Flatten yet"),
-              std::string::npos)
+    EXPECT_NE(std::string(e.what()).find("is blocked by 8 but indexed by"), std::string::npos)
         << e.what();
   }
 }

@@ -131,6 +131,24 @@ TEST(OpenClVector, RelayoutCopiesSmallInputs) {
               false);
 }
 
+TEST(OpenClVector, BlockedLayouts) {
+  // nChw16c in and out: Flatten splits c and co into c/16, c%16 and co/16,
+  // co%16; co%16 has stride 1 in O and in the HWIO weights.
+  const char* src = R"(function (D[N, C, H, W], K[I, J, C, CO]) -> (R) {
+  O[n, co, x, y : N, CO, H, W] = +(D[n, c, x + i - 1, y + j - 1] * K[i, j, c, co]);
+  R = relu(O);
+})";
+  CheckVector({src, {{"D", F32({1, 32, 5, 9})}, {"K", F32({3, 3, 32, 32})}}, {{"D", "nChw16c"}, {"R", "nChw16c"}}},
+              "nChw16c", 0, true, "along co%16");
+  // C = 20 padded to 32 (a constraint on the reduction), output blocked by 8.
+  CheckVector({src, {{"D", F32({2, 20, 4, 6})}, {"K", F32({3, 3, 20, 16})}}, {{"D", "nChw16c"}, {"R", "nChw8c"}}},
+              "padded input", 0, true, "along co%8");
+  // CO = 20 padded to 24: the padding constraint is on the vector index, so
+  // the flat form runs (and writes zeros into the padding).
+  CheckVector({src, {{"D", F32({1, 8, 4, 4})}, {"K", F32({3, 3, 8, 20})}}, {{"R", "nChw8c"}}},
+              "padded output", 0, false);
+}
+
 TEST(OpenClVector, FallsBackWhereItDoesNotFit) {
   // Max aggregation is not in the vector form.
   const char* mx = "function (A[N, C]) -> (M) { M[c : C] = >(A[n, c]); }";
