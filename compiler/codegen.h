@@ -61,6 +61,9 @@ GeneratedKernel GenerateFlatKernel(const KernelSpec& spec, const lang::Program& 
 std::optional<GeneratedKernel> GenerateVectorKernel(const KernelSpec& spec,
                                                     const lang::Program& program,
                                                     const HardwareModel& hw);
+// Elements of the vector index one vector-form work item covers at most
+// (f32 lanes x vectors): what Lower packs inputs for.
+int64_t VectorBlockElements(const HardwareModel& hw);
 GeneratedKernel GenerateSpecialKernel(const KernelSpec& spec, const lang::Program& program);
 
 // Helpers shared by the generators.

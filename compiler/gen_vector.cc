@@ -48,6 +48,13 @@ using sem::Type;
 
 int64_t Abs(int64_t v) { return v < 0 ? -v : v; }
 
+constexpr int kMaxVectors = 4;  // vectors per work item along v
+
+// Lanes of a vector of `dtype` (hw.vec_size counts f32 lanes), 2 to 16.
+int64_t MaxLanes(const HardwareModel& hw, DataType dtype) {
+  return std::clamp<int64_t>(hw.vec_size * 32 / lang::BitWidth(dtype), 2, 16);
+}
+
 Expr And(Expr a, Expr b) { return a ? _LogicalAnd(std::move(a), std::move(b)) : b; }
 
 class VecGen {
@@ -130,8 +137,7 @@ class VecGen {
       if (out_strides[i] == 1 && VectorCandidate(i)) v_ = i;
     if (v_ < 0) return false;
     int64_t range_v = flat_.indices[v_].range;
-    // hw.vec_size counts f32 lanes.
-    int64_t max_w = std::clamp<int64_t>(hw_.vec_size * 32 / lang::BitWidth(dtype_), 2, 16);
+    int64_t max_w = MaxLanes(hw_, dtype_);
     for (int w : {16, 8, 4, 2})
       if (w <= max_w && range_v % w == 0) {
         w_ = w;
@@ -139,6 +145,7 @@ class VecGen {
       }
     if (w_ < 2) return false;
     int64_t nvec = range_v / w_;
+    static_assert(kMaxVectors == 4);
     for (int n : contraction_ ? std::vector<int>{4, 3, 2, 1} : std::vector<int>{4, 2, 1})
       if (nvec % n == 0) {
         nv_ = n;
@@ -510,6 +517,10 @@ class VecGen {
 };
 
 }  // namespace
+
+int64_t VectorBlockElements(const HardwareModel& hw) {
+  return MaxLanes(hw, DataType::F32) * kMaxVectors;
+}
 
 std::optional<GeneratedKernel> GenerateVectorKernel(const KernelSpec& spec, const lang::Program& program,
                                                     const HardwareModel& hw) {

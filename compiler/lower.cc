@@ -451,9 +451,12 @@ class Lowerer {
     int64_t work = 1;
     for (const FlatIndex& idx : flat.indices) work = CheckedMul(work, idx.range, "the work size");
     std::optional<ContractionOp> moved;
+    int64_t range_v = flat.indices[v].range;
+    int64_t block = options_.vector_block;
+    bool pack = block > 0 && range_v > block && range_v % block == 0;
     for (int a = 1; a <= flat.num_inputs; ++a) {
       int64_t s = flat.accesses[a].strides[v];
-      if (s == 0 || s == 1) continue;
+      if (s == 0 || (s == 1 && !pack)) continue;
       const ContractionOp::Access& access = c.inputs[a - 1];
       const TensorDecl& t = program_.Tensor(access.tensor);
       if (t.shape.ElementCount() * 16 > work) continue;  // copying would not pay
@@ -467,14 +470,17 @@ class Lowerer {
       }
       if (uses != 1 || dim < 0) continue;
       if (!moved) moved = c;
-      moved->inputs[a - 1].tensor = CopyInnermost(t, dim);
+      moved->inputs[a - 1].tensor = CopyForVectors(t, dim, pack ? block : 0);
     }
     return moved;
   }
 
-  // A copy of `t` (in a new temporary) whose dimension `dim` is innermost.
-  std::string CopyInnermost(const TensorDecl& t, int dim) {
-    std::string key = fmt::format("{}/{}", t.name, dim);
+  // A copy of `t` (in a new temporary) whose dimension `dim` is innermost;
+  // with `block` > 0, packed in panels: dim / block outermost, then the
+  // other dimensions, then dim % block (what a work item reads is then
+  // contiguous).
+  std::string CopyForVectors(const TensorDecl& t, int dim, int64_t block) {
+    std::string key = fmt::format("{}/{}/{}", t.name, dim, block);
     if (auto it = copies_.find(key); it != copies_.end()) return it->second;
     TensorDecl copy = t;
     copy.name = fmt::format("{}_vec{}", t.name, copies_.size());
@@ -483,24 +489,60 @@ class Lowerer {
     for (int d = 0; d < t.shape.rank(); ++d)
       if (d != dim) order.push_back(std::to_string(d));
     order.push_back(std::to_string(dim));
-    copy.layout = lang::ParseLayout(fmt::format("order({})", fmt::join(order, ",")), t.shape.dims);
+    if (block == 0) {
+      copy.layout = lang::ParseLayout(fmt::format("order({})", fmt::join(order, ",")), t.shape.dims);
+    } else {
+      const std::vector<int64_t>& dims = t.shape.dims;
+      lang::Layout& l = copy.layout;
+      l.name = fmt::format("panels(dim {} by {})", dim, block);
+      l.phys.clear();
+      l.phys.push_back({dim, block, dims[dim] / block, 0});
+      for (int d = 0; d < t.shape.rank(); ++d)
+        if (d != dim) l.phys.push_back({d, 1, dims[d], 0});
+      l.phys.push_back({dim, 1, block, 0});
+      int64_t stride = 1;
+      for (auto it = l.phys.rbegin(); it != l.phys.rend(); ++it) {
+        it->stride = stride;
+        stride = CheckedMul(stride, it->size, "a packed size");
+      }
+      l.elements = stride;
+    }
     extended_.tensors[copy.name] = copy;
     plan_.new_tensors.push_back(copy);
     copies_[key] = copy.name;
 
-    KernelSpec k = ElementwiseKernel(KernelKind::Elementwise, t.shape.dims);
-    k.flat.comment = fmt::format("{} = copy of {} with dimension {} innermost", copy.name, t.name, dim);
-    ElementwiseOp e;
-    e.output = copy.name;
-    e.fn = lang::ElemFn::Ident;
-    e.compute_type = t.shape.dtype;
-    lang::Operand o;
-    o.tensor = t.name;
-    e.operands.push_back(o);
-    k.flat.accesses.push_back(BroadcastAccess(copy, t.shape.dims, k.coords, k.flat.num_indices()));
-    k.flat.accesses.push_back(BroadcastAccess(t, t.shape.dims, k.coords, k.flat.num_indices()));
-    k.flat.post_ops.push_back(e);
-    k.flat.kernel_outputs = {copy.name};
+    // The copy is a contraction copy[i0, i1, ...] = =(t[i0, i1, ...]), so
+    // Flatten handles the packed (blocked) layout.
+    ContractionOp c;
+    c.output = copy.name;
+    c.agg = lang::ast::AggOp::Assign;
+    c.comb = lang::ast::CombOp::None;
+    ContractionOp::Access in{t.name, {}};
+    for (int d = 0; d < t.shape.rank(); ++d) {
+      std::string var = fmt::format("i{}", d);
+      lang::Polynomial p;
+      p.terms[var] = lang::Rational(1);
+      c.output_index.push_back(p);
+      in.index.push_back(p);
+      c.index_vars.push_back(var);
+      c.bounds.push_back({0, t.shape.dims[d] - 1});
+    }
+    std::sort(c.index_vars.begin(), c.index_vars.end());
+    std::vector<ContractionOp::Bound> bounds(c.index_vars.size());
+    for (size_t v = 0; v < c.index_vars.size(); ++v)
+      bounds[v] = {0, t.shape.dims[std::stoi(c.index_vars[v].substr(1))] - 1};
+    c.bounds = bounds;
+    c.inputs.push_back(in);
+    KernelSpec k;
+    k.name = NextName();
+    k.kind = KernelKind::Contraction;
+    k.flat = Flatten(extended_, c);
+    k.flat.name = k.name;
+    k.flat.comment =
+        block == 0 ? fmt::format("{} = copy of {} with dimension {} innermost", copy.name, t.name, dim)
+                   : fmt::format("{} = copy of {} in panels of {} along dimension {}", copy.name,
+                                 t.name, block, dim);
+    k.coords = ContractionCoords(c, k.flat);
     AddInput(k, t.name);
     Finish(std::move(k));
     return copy.name;

@@ -17,6 +17,11 @@ struct LowerOptions {
   // input first into a temporary laid out with that dimension innermost
   // (kernel "<input>_vec<N> = copy of <input>") and read the copy.
   bool relayout_for_vectors = false;
+  // With relayout_for_vectors: the elements of the vector index one work
+  // item covers (lanes x vectors). An input read along a longer vector index
+  // is copied in panels of this many, so each work item reads a contiguous
+  // panel (as BLAS packs its operands). 0: no panels.
+  int64_t vector_block = 0;
 };
 
 // Pre: `program` came from Bind.

@@ -80,7 +80,10 @@ CompiledProgram CompileProgram(const lang::Program& program, const CompileOption
   codegen.vectorize = options.vectorize;
 
   LowerOptions lower = options.lower;
-  if (!codegen.use_local && codegen.vectorize) lower.relayout_for_vectors = true;
+  if (!codegen.use_local && codegen.vectorize) {
+    lower.relayout_for_vectors = true;
+    lower.vector_block = VectorBlockElements(options.hw);
+  }
   KernelPlan plan = stages.Run(
       "lower", [&] { return Lower(program, lower); },
       [](const KernelPlan& p) { return ToString(p); });

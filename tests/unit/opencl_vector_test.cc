@@ -126,6 +126,10 @@ TEST(OpenClVector, RelayoutCopiesSmallInputs) {
   const char* mm = "function (A[M, K], B[K, N]) -> (C) { C[i, j : M, N] = +(A[i, k] * B[k, j]); }";
   CheckVector({mm, {{"A", F32({40, 9})}, {"B", F32({9, 32})}}, {{"B", "order(1,0)"}}}, "col-major B", 1,
               true, "A broadcast, B_vec0 vector");
+  // B wider than a work item's 64 columns (PoCL: 16 lanes x 4): copied in
+  // panels of 64 columns, and j splits into j/64 and j%64.
+  CheckVector({mm, {{"A", F32({20, 7})}, {"B", F32({7, 128})}}}, "B in panels", 1, true,
+              "along j%64");
   // A big input next to little work is not copied: the flat form runs.
   CheckVector({mm, {{"A", F32({2, 9})}, {"B", F32({9, 32})}}, {{"B", "order(1,0)"}}}, "no copy", 0,
               false);
