@@ -3,12 +3,12 @@
 # (examples/conv_relu.tile) for the default device and run it on random
 # inputs D f32[1,56,56,64] and K f32[3,3,64,64]; check the result against the
 # reference evaluator, and the reference evaluator against NumPy.
-#   bash scripts/main.sh [TARGET]     (TARGET defaults to opencl, today's default device)
+#   bash scripts/main.sh [TARGET]     (TARGET defaults to llvm, the default device: the host CPU)
 # Exits 1 if the result does not match.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
-TARGET="${1:-opencl}"
+TARGET="${1:-llvm}"
 PYTHON=/usr/bin/python3  # Debian's NumPy belongs to this interpreter
 
 bash scripts/setup.sh

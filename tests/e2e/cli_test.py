@@ -1,6 +1,7 @@
 #!/usr/bin/python3
-"""End-to-end tests of the `tilec` command line: exit codes, messages, and
-results of `tilec check` / `tilec run` compared with NumPy.
+"""End-to-end tests of the `tilec` command line: exit codes, messages,
+results of `tilec check` / `tilec run` compared with NumPy, memory layouts
+given on the command line, and `tilec bench`.
 
 Run with /usr/bin/python3 (the interpreter that has NumPy):
     tests/e2e/cli_test.py --tilec build/tools/tilec --source-dir .
@@ -11,6 +12,7 @@ from __future__ import annotations
 
 import argparse
 import io
+import json
 import os
 import re
 import subprocess
@@ -94,8 +96,11 @@ class CliTest(unittest.TestCase):
             self.assertIn(text, r.stdout)
 
     def test_help_on_every_subcommand(self) -> None:
-        for sub, options in [("check", ["-s,--shape"]), ("run", ["--in", "--out", "--target", "--random-inputs",
-                                                                  "--seed", "ref"])]:
+        for sub, options in [("check", ["-s,--shape", "--layout", "nChw16c"]),
+                             ("run", ["--in", "--out", "--target", "--random-inputs", "--seed", "ref", "--layout"]),
+                             ("bench", ["--target", "--runs", "--warmup", "--seed", "--json", "--tile", "--rank",
+                                        "--layout", "full index box", "multiply-accumulate"]),
+                             ("compile", ["-s,--shape", "--layout", "--emit", "llvm-opt", "--device"])]:
             r = run(sub, "--help")
             self.assertExit(r, 0)
             self.assertIn(f"tilec {sub}", r.stdout)
@@ -194,7 +199,7 @@ class CliTest(unittest.TestCase):
     def test_unknown_target(self) -> None:
         r = self.run_matmul("--in", f"B={self.path('b.npy')}", "--target", "x")
         self.assertExit(r, 1)
-        self.assertIn("unknown target 'x' (available: ref, opencl)", r.stderr)
+        self.assertIn("unknown target 'x' (available: ref, opencl", r.stderr)
 
     def test_out_for_a_non_output(self) -> None:
         r = self.run_matmul("--in", f"B={self.path('b.npy')}", "--out", f"A={self.path('x.npy')}")
@@ -303,6 +308,159 @@ class CliTest(unittest.TestCase):
         expected = conv_relu_reference(d, k)
         self.assertGreater((expected == 0).sum(), 0)  # ReLU did clip something
         np.testing.assert_allclose(result, expected, rtol=1e-4, atol=1e-5)
+
+    # --- memory layouts on the command line ---------------------------------------------------
+
+    CONV = ["-s", "K=f32[3,3,4,4]"]
+
+    def run_conv(self, d_spec: str, out: str, *extra: str) -> subprocess.CompletedProcess:
+        source = str(SOURCE_DIR / "examples" / "conv_relu.tile")
+        return run("run", source, "--random-inputs", "-s", f"D={d_spec}", *self.CONV, "--out",
+                   f"R={self.path(out)}", *extra)
+
+    def test_layouts_do_not_change_results_on_opencl(self) -> None:
+        # Inputs and outputs are logical tensors; the runtime packs them into their layouts. A layout
+        # may change the kernel (tile, summation order), hence float rounding: not bit-exact.
+        r = self.run_conv("f32[1,8,8,4]", "plain.npy", "--target", "opencl")
+        self.assertExit(r, 0)
+        plain = np.load(self.path("plain.npy"))
+        self.assertGreater(np.abs(plain).max(), 0)
+        for layout in [":nhwc", ":nChw4c", ":order(3,2,1,0)", ":strides(1000,100,10,1)"]:
+            with self.subTest(layout=layout):
+                r = self.run_conv(f"f32[1,8,8,4]{layout}", "laid.npy", "--target", "opencl")
+                self.assertExit(r, 0)
+                np.testing.assert_allclose(np.load(self.path("laid.npy")), plain, rtol=1e-5, atol=1e-6)
+        # An output layout, and the reference target (which ignores layouts).
+        r = self.run_conv("f32[1,8,8,4]:nhwc", "laid.npy", "--target", "opencl", "--layout", "R=nhwc")
+        self.assertExit(r, 0)
+        np.testing.assert_allclose(np.load(self.path("laid.npy")), plain, rtol=1e-5, atol=1e-6)
+        r = self.run_conv("f32[1,8,8,4]:nChw4c", "laid.npy", "--target", "ref")
+        self.assertExit(r, 0)
+        np.testing.assert_allclose(np.load(self.path("laid.npy")), plain, rtol=1e-5, atol=1e-5)
+
+    def test_layout_for_an_npy_input(self) -> None:
+        source = str(SOURCE_DIR / "examples" / "conv_relu.tile")
+        rng = np.random.default_rng(7)
+        d = rng.uniform(-1, 1, (1, 8, 6, 4)).astype(np.float32)
+        k = rng.uniform(-1, 1, (3, 3, 4, 4)).astype(np.float32)
+        np.save(self.dir / "ld.npy", d)
+        np.save(self.dir / "lk.npy", k)
+        r = run("run", source, "--target", "opencl", "--in", f"D={self.path('ld.npy')}", "--in",
+                f"K={self.path('lk.npy')}", "--layout", "D=nChw4c", "--layout", "K=order(3,2,1,0)",
+                "--out", f"R={self.path('lr.npy')}")
+        self.assertExit(r, 0)
+        np.testing.assert_allclose(np.load(self.path("lr.npy")), conv_relu_reference(d, k), rtol=1e-4, atol=1e-5)
+
+    def test_check_prints_layouts(self) -> None:
+        source = str(SOURCE_DIR / "examples" / "conv_relu.tile")
+        r = run("check", source, "-s", "D=f32[1,8,8,4]:nChw4c", *self.CONV, "--layout", "R=nhwc")
+        self.assertExit(r, 0)
+        self.assertIn("D: f32[1, 8, 8, 4] @ nChw4c(", r.stdout)
+        self.assertIn("R: f32[1, 8, 8, 4] @ nhwc(", r.stdout)
+        self.assertNotIn("K: f32[3, 3, 4, 4] @", r.stdout)
+
+    def test_layout_errors(self) -> None:
+        source = str(SOURCE_DIR / "examples" / "conv_relu.tile")
+        user_errors = [
+            (["-s", "D=f32[1,8,8,4]:bogus", *self.CONV],
+             "error: -s D=f32[1,8,8,4]:bogus: bad layout 'bogus' for a tensor of dimensions [1, 8, 8, 4]: "
+             "unknown layout (expected one of row-major, nchw, nhwc"),
+            (["-s", "D=f32[1,8,8,4]", "-s", "K=f32[3,3,4,4]:ndhwc"],
+             "error: -s K=f32[3,3,4,4]:ndhwc: bad layout 'ndhwc' for a tensor of dimensions [3, 3, 4, 4]: "
+             "it needs a rank-5 tensor, not rank 4"),
+            (["-s", "D=f32[1,8,8,4]:", *self.CONV], "no layout after ':'"),
+            (["-s", "D=f32[1,8,8,4]", *self.CONV, "--layout", "R=nhwz"],
+             "error: --layout R=nhwz: bad layout 'nhwz' for a tensor of dimensions [1, 8, 8, 4]: unknown layout"),
+            (["-s", "D=f32[1,8,8,4]", *self.CONV, "--layout", "Q=nhwc"],
+             "error: --layout Q=nhwc: the program has no tensor 'Q' (tensors: D, K, O, R, _T1)"),
+        ]
+        for args, message in user_errors:
+            for sub in [["check", source], ["run", source, "--random-inputs"], ["bench", source, "--target", "ref"]]:
+                with self.subTest(args=args, sub=sub[0]):
+                    r = run(*sub, *args)
+                    self.assertExit(r, 1)
+                    self.assertIn(message, r.stderr)
+        r = run("check", source, "-s", "D=f32[1,8,8,4]:nhwc", *self.CONV, "--layout", "D=nhwc")
+        self.assertExit(r, 2)
+        self.assertIn("'D' already has a layout from '-s D=f32[1,8,8,4]:nhwc'", r.stderr)
+        r = run("check", source, "-s", "D=f32[1,8,8:nhwc", *self.CONV)
+        self.assertExit(r, 2)
+        self.assertIn("bad shape in 'D=f32[1,8,8:nhwc'", r.stderr)
+
+    # --- tilec bench --------------------------------------------------------------------------
+
+    def bench(self, *extra: str) -> subprocess.CompletedProcess:
+        return run("bench", self.path("matmul.tile"), "-s", "A=f32[3,4]", "-s", "B=f32[4,5]", *extra)
+
+    def bench_json(self, *extra: str) -> dict:
+        r = self.bench("--json", *extra)
+        self.assertExit(r, 0)
+        self.assertEqual(len(r.stdout.strip().splitlines()), 1, r.stdout)
+        return json.loads(r.stdout)
+
+    def assertBenchJson(self, j: dict, runs: int) -> None:
+        for key in ["median_ms", "min_ms", "mean_ms", "gflops", "gbps", "flops", "bytes", "runs"]:
+            self.assertIn(key, j)
+            self.assertGreater(j[key], 0, key)
+        self.assertLessEqual(j["min_ms"], j["median_ms"])
+        self.assertEqual(j["runs"], runs)
+        # 2 FLOPs per multiply-accumulate over the 3x5x4 index box; bytes of A, B and C.
+        self.assertEqual(j["flops"], 2 * 3 * 5 * 4)
+        self.assertEqual(j["bytes"], (12 + 20 + 15) * 4)
+        self.assertAlmostEqual(j["gflops"], j["flops"] / (j["median_ms"] * 1e6), delta=1e-6 * j["gflops"])
+        self.assertIsInstance(j["kernels"], list)
+
+    def test_bench_json_ref(self) -> None:
+        j = self.bench_json("--target", "ref", "--runs", "3", "--warmup", "0")
+        self.assertBenchJson(j, 3)
+        self.assertEqual(j["target"], "ref")
+        self.assertEqual(j["device"], "ref")
+        self.assertEqual(j["kernels"], [])
+
+    def test_bench_json_opencl(self) -> None:
+        j = self.bench_json("--target", "opencl", "--runs", "4")
+        self.assertBenchJson(j, 4)
+        self.assertEqual(j["target"], "opencl")
+        self.assertTrue(j["device"].startswith("opencl:"), j["device"])
+        self.assertGreaterEqual(len(j["kernels"]), 1)
+        for k in j["kernels"]:
+            self.assertRegex(k["name"], r"^kernel_\d+$")
+            self.assertGreater(k["median_ms"], 0)
+
+    def test_bench_text_and_flop_convention(self) -> None:
+        source = str(SOURCE_DIR / "examples" / "conv_relu.tile")
+        r = run("bench", source, "-s", "D=f32[1,6,6,2]:nhwc", "-s", "K=f32[3,3,2,2]", "--target", "opencl",
+                "--runs", "2")
+        self.assertExit(r, 0)
+        self.assertIn("on opencl:", r.stdout)
+        self.assertRegex(r.stdout, r"median \d+\.\d+ ms  min \d+\.\d+ ms")
+        self.assertIn("GFLOP/s", r.stdout)
+        self.assertIn("GB/s", r.stdout)
+        # Padding taps count: 2 * (1*6*6*2 outputs * 3*3*2 taps) + 2 elementwise ops * 72 elements.
+        j = json.loads(run("bench", source, "-s", "D=f32[1,6,6,2]", "-s", "K=f32[3,3,2,2]", "--target", "ref",
+                           "--runs", "1", "--json").stdout)
+        self.assertEqual(j["flops"], 2 * 72 * 18 + 2 * 72)
+
+    def test_bench_errors(self) -> None:
+        cases = [
+            (["--runs", "0"], 2, "--runs: must be at least 1, got 0"),
+            (["--warmup", "-1"], 2, "--warmup: must be 0 or more, got -1"),
+            (["--target", "bogus"], 1, "error: --target bogus: unknown device 'bogus' (available: "),
+            (["--target", "ref", "--tile", "kernel_0=1,1,1"], 1, "the reference target 'ref' has no kernels"),
+            (["--target", "opencl", "--tile", "kernel_7=1,1,1"], 1, "--tile kernel_7: the program has no kernel"),
+            (["--target", "opencl", "--rank", "kernel_0=x"], 1, "--rank kernel_0=x: 'x' is not a candidate rank"),
+        ]
+        for args, code, message in cases:
+            with self.subTest(args=args):
+                r = self.bench(*args)
+                self.assertExit(r, code)
+                self.assertIn(message, r.stderr)
+        r = run("bench", self.path("matmul.tile"), "-s", "A=f32[3,4]")
+        self.assertExit(r, 1)
+        self.assertIn("no shape for input 'B': give -s B=TYPE[DIMS] (inputs: A, B)", r.stderr)
+        r = run("bench", self.path("matmul.tile"), "-s", "A=f32[3,4]", "-s", "B=f32[4,5]", "-s", "Z=f32[1]")
+        self.assertExit(r, 1)
+        self.assertIn("'Z' is not an input of the program (inputs: A, B)", r.stderr)
 
 
 def main() -> None:

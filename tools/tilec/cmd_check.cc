@@ -1,8 +1,7 @@
-// `tilec check FILE -s NAME=SHAPE...`: parse and bind a Tile program, print
-// the bound program.
+// `tilec check FILE -s NAME=SHAPE[:LAYOUT]... [--layout NAME=SPEC...]`: parse
+// and bind a Tile program (shapes and memory layouts), print the bound program.
 #include <memory>
 
-#include "tile_lang/binder.h"
 #include "tile_lang/parser.h"
 #include "tile_lang/program.h"
 #include "tools/tilec/common.h"
@@ -13,13 +12,14 @@ namespace {
 struct CheckOptions {
   std::string file;
   std::vector<std::string> shapes;
+  std::vector<std::string> layouts;
 };
 
 void RunCheck(const CheckOptions& opts, const GlobalOptions& global) {
   SourceFilePtr source = ReadSourceFile(opts.file);
-  std::map<std::string, lang::Shape> shapes = ParseShapeArgs(opts.shapes, "-s");
+  ShapeLayoutArgs args = ParseShapeLayoutArgs(opts.shapes, opts.layouts);
   lang::ast::Function f = Timed(global, "parse", [&] { return lang::Parse(source); });
-  lang::Program program = Timed(global, "bind", [&] { return lang::Bind(f, shapes); });
+  lang::Program program = Timed(global, "bind", [&] { return BindWithLayouts(f, args.shapes, args.layouts); });
   std::string text = lang::ToString(program);
   if (!text.empty() && text.back() != '\n') text += '\n';
   fmt::print("{}", text);
@@ -32,11 +32,21 @@ Command AddCheckCommand(CLI::App& parent, const GlobalOptions& global) {
   CLI::App* app = parent.add_subcommand("check", "Parse a Tile program, bind its inputs to shapes and print "
                                                  "the typed program");
   app->footer(std::string(kExitCodesHelp) +
-              "\n\nExample:\n  tilec check examples/conv_relu.tile -s D=f32[1,56,56,64] -s K=f32[3,3,64,64]");
+              "\n\nA tensor whose layout is not row-major is printed with it, one entry per physical dimension\n"
+              "(outermost first: logical dim[/divisor]:size@stride), e.g.\n"
+              "  D: f32[1, 8, 8, 4] @ nhwc(d0:1@256, d2:8@32, d3:4@8, d1:8@1; 256 elements)\n"
+              "Named layouts read a rank-4 tensor's logical dimensions as N, C, H, W.\n\n"
+              "Examples:\n  tilec check examples/conv_relu.tile -s D=f32[1,56,56,64] -s K=f32[3,3,64,64]\n"
+              "  tilec check examples/conv_relu.tile -s 'D=f32[1,56,56,64]:order(0,3,1,2)' -s K=f32[3,3,64,64] "
+              "--layout 'R=order(0,3,1,2)'");
   app->add_option("file", opts->file, "Tile source file")->required()->type_name("FILE.tile");
-  app->add_option("-s,--shape", opts->shapes, "Shape of an input, e.g. -s A=f32[32,224,224,64] (repeat per input)")
-      ->check(NameShapeValidator())
-      ->type_name("NAME=TYPE[DIMS]")
+  app->add_option("-s,--shape", opts->shapes, std::string(kShapeLayoutHelp))
+      ->check(NameShapeLayoutValidator())
+      ->type_name("NAME=TYPE[DIMS][:LAYOUT]")
+      ->allow_extra_args(false);
+  app->add_option("--layout", opts->layouts, std::string(kLayoutHelp))
+      ->check(NameValueValidator())
+      ->type_name("NAME=LAYOUT")
       ->allow_extra_args(false);
   return {app, [opts, &global] { RunCheck(*opts, global); }};
 }

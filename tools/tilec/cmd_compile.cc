@@ -6,6 +6,7 @@
 
 #include "compiler/pipeline.h"
 #include "hal/hal.h"
+#include "hal/llvm/llvm_device.h"
 #include "runtime/program.h"
 #include "tile_lang/binder.h"
 #include "tile_lang/parser.h"
@@ -17,8 +18,9 @@ namespace {
 struct CompileOptions {
   std::string file;
   std::vector<std::string> shapes;
+  std::vector<std::string> layouts;  // --layout NAME=SPEC
   std::string emit = "sem";
-  std::string device = "opencl";
+  std::string device;  // empty: llvm for --emit llvm/llvm-opt, else opencl
   std::string hw = "device";  // or "seed"
   std::vector<std::string> tiles;  // KERNEL=T0,T1,…
   int local = -1;                  // -1: the device's choice
@@ -30,52 +32,42 @@ compiler::CompileOptions MakeOptions(const CompileOptions& o, const compiler::Ha
   c.hw = hw;
   if (o.local >= 0) c.use_local = o.local != 0;
   c.search.fast = !o.full_search;
-  for (const auto& [kernel, spec] : SplitNameValues(o.tiles, "--tile")) {
-    std::vector<int64_t> tile;
-    size_t pos = 0;
-    while (pos <= spec.size()) {
-      size_t comma = spec.find(',', pos);
-      std::string part = spec.substr(pos, comma == std::string::npos ? std::string::npos : comma - pos);
-      try {
-        size_t used = 0;
-        tile.push_back(std::stoll(part, &used));
-        if (used != part.size()) throw std::invalid_argument(part);
-      } catch (const std::exception&) {
-        TILEC_USER_ERROR("--tile {}={}: '{}' is not a number", kernel, spec, part);
-      }
-      if (comma == std::string::npos) break;
-      pos = comma + 1;
-    }
-    c.forced_tiles[kernel] = tile;
-  }
+  c.forced_tiles = ParseTileArgs(o.tiles, "--tile");
   return c;
 }
 
 lang::Program BindFile(const CompileOptions& o, const GlobalOptions& global) {
   SourceFilePtr source = ReadSourceFile(o.file);
-  std::map<std::string, lang::Shape> shapes = ParseShapeArgs(o.shapes, "-s");
+  ShapeLayoutArgs args = ParseShapeLayoutArgs(o.shapes, o.layouts);
   lang::ast::Function f = Timed(global, "parse", [&] { return lang::Parse(source); });
-  return Timed(global, "bind", [&] { return lang::Bind(f, shapes); });
+  return Timed(global, "bind", [&] { return BindWithLayouts(f, args.shapes, args.layouts); });
 }
 
 void RunCompile(const CompileOptions& o, const GlobalOptions& global, bool explain) {
-  static const std::vector<std::string> kEmit = {"kernels", "tiles", "plan", "sem", "cl"};
+  static const std::vector<std::string> kEmit = {"kernels", "tiles", "plan", "sem",
+                                                 "cl",      "llvm",  "llvm-opt"};
   if (std::find(kEmit.begin(), kEmit.end(), o.emit) == kEmit.end())
     TILEC_USER_ERROR("--emit {}: unknown stage (available: {})", o.emit, JoinNames(kEmit));
   if (o.hw != "device" && o.hw != "seed")
     TILEC_USER_ERROR("--hw {}: unknown hardware model (available: device, seed)", o.hw);
+  bool llvm_code = o.emit == "llvm" || o.emit == "llvm-opt";
+  bool code = o.emit == "cl" || llvm_code;  // target code rather than a pipeline stage
   lang::Program program = BindFile(o, global);
   std::shared_ptr<hal::Device> device;
   compiler::HardwareModel hw = compiler::SeedExampleHardware();
-  if (o.hw == "device" || o.emit == "cl") {
-    device = hal::OpenDevice(o.device);
+  if (o.hw == "device" || code) {
+    device = hal::OpenDevice(!o.device.empty() ? o.device : llvm_code ? "llvm" : "opencl");
     if (o.hw == "device") hw = device->hardware_model();
   }
+  // The code comes from a device of its language, whichever model shaped the kernels.
+  std::shared_ptr<hal::Device> code_device = device;
+  if (code && llvm_code != (dynamic_cast<hal::cpu::LlvmDevice*>(device.get()) != nullptr))
+    code_device = hal::OpenDevice(llvm_code ? "llvm" : "opencl");
   compiler::CompileOptions options = MakeOptions(o, hw);
   std::string stage = o.emit == "kernels" ? "lower" : o.emit;
   if (explain) {
     options.print_after = {"lower", "tiles", "plan"};
-  } else if (o.emit != "cl") {
+  } else if (!code) {
     options.print_after = {stage};
   }
   options.print_sink = [](const std::string& s, const std::string& text) {
@@ -84,19 +76,31 @@ void RunCompile(const CompileOptions& o, const GlobalOptions& global, bool expla
   };
   compiler::CompiledProgram compiled =
       Timed(global, "compile", [&] { return compiler::CompileProgram(program, options); });
-  if (o.emit == "cl" && !explain) fmt::print("{}", device->EmitCode(compiled.Module()));
+  if (code && !explain) {
+    if (o.emit == "llvm-opt") {
+      auto& llvm_device = static_cast<hal::cpu::LlvmDevice&>(*code_device);
+      fmt::print("{}", llvm_device.EmitOptimizedIR(compiled.Module()));
+    } else {
+      fmt::print("{}", code_device->EmitCode(compiled.Module()));
+    }
+  }
   if (global.verbose >= 1)
     for (const auto& t : compiled.timings) fmt::print(stderr, "tilec: stage {}: {:.2f} ms\n", t.stage, t.ms);
 }
 
 void AddShared(CLI::App* app, CompileOptions& o) {
   app->add_option("file", o.file, "Tile source file")->required()->type_name("FILE.tile");
-  app->add_option("-s,--shape", o.shapes, "Shape of an input, e.g. -s A=f32[32,224,224,64]")
-      ->check(NameShapeValidator())
-      ->type_name("NAME=TYPE[DIMS]")
+  app->add_option("-s,--shape", o.shapes, std::string(kShapeLayoutHelp))
+      ->check(NameShapeLayoutValidator())
+      ->type_name("NAME=TYPE[DIMS][:LAYOUT]")
       ->allow_extra_args(false);
-  app->add_option("--device", o.device, "Device whose hardware model and code are used")
-      ->capture_default_str();
+  app->add_option("--layout", o.layouts, std::string(kLayoutHelp))
+      ->check(NameValueValidator())
+      ->type_name("NAME=LAYOUT")
+      ->allow_extra_args(false);
+  app->add_option("--device", o.device,
+                  "Device whose hardware model and code are used (default: llvm for --emit "
+                  "llvm and llvm-opt, else opencl)");
   app->add_option("--hw", o.hw, "Hardware model: 'device' (the device's) or 'seed' (the seed's example GPU)")
       ->capture_default_str();
   app->add_option("--tile", o.tiles, "Force a kernel's tile, e.g. --tile kernel_0=8,32,2,3,16,2,2")
@@ -115,10 +119,13 @@ Command AddCompileCommand(CLI::App& parent, const GlobalOptions& global) {
   CLI::App* app = parent.add_subcommand("compile", "Compile a Tile program and print one pipeline stage");
   app->footer(std::string(kExitCodesHelp) +
               "\n\nStages: kernels (fusion and flat tables), tiles (tile-search log), plan (thread and "
-              "read plans),\nsem (the sem tree after simplification), cl (OpenCL C).\n\nExample:\n"
+              "read plans),\nsem (the sem tree after simplification), cl (OpenCL C), llvm (LLVM IR "
+              "for the host CPU),\nllvm-opt (the LLVM IR after O3).\n\nExample:\n"
               "  tilec compile examples/conv_relu.tile -s D=f32[1,56,56,64] -s K=f32[3,3,64,64] --emit cl");
   AddShared(app, *opts);
-  app->add_option("--emit", opts->emit, "Stage to print: kernels, tiles, plan, sem, cl")->capture_default_str();
+  app->add_option("--emit", opts->emit,
+                  "Stage to print: kernels, tiles, plan, sem, cl, llvm, llvm-opt")
+      ->capture_default_str();
   return {app, [opts, &global] { RunCompile(*opts, global, false); }};
 }
 

@@ -1,13 +1,13 @@
 // `tilec run FILE --in NAME=FILE.npy... [--out NAME=FILE.npy...] [--target T]`:
-// run a Tile program on .npy (or random) inputs and write or summarize its
-// outputs.
+// run a Tile program on .npy (or random) inputs, in the memory layouts given
+// by `-s NAME=SHAPE:LAYOUT` or `--layout NAME=SPEC`, and write or summarize
+// its outputs.
 #include <algorithm>
 #include <cmath>
 #include <limits>
 #include <memory>
 
 #include "runtime/npy.h"
-#include "tile_lang/binder.h"
 #include "tile_lang/parser.h"
 #include "tile_lang/program.h"
 #include "tools/tilec/common.h"
@@ -21,9 +21,10 @@ struct RunOptions {
   std::vector<std::string> ins;
   std::vector<std::string> outs;
   std::vector<std::string> shapes;
+  std::vector<std::string> layouts;
   bool random_inputs = false;
   uint64_t seed = 1;
-  std::string target = "ref";
+  std::string target = "llvm";  // the host CPU through LLVM: the default device
 };
 
 // Where an input's data came from, for messages.
@@ -81,10 +82,10 @@ bool Contains(const std::vector<std::string>& names, const std::string& name) {
 
 // Reads or generates every input, checking that each one is given exactly once.
 std::map<std::string, InputSource> LoadInputs(const RunOptions& opts, const lang::ast::Function& f,
+                                              const std::map<std::string, lang::Shape>& shapes,
                                               const GlobalOptions& global) {
   std::vector<std::string> inputs = InputNames(f);
   std::map<std::string, std::string> files = SplitNameValues(opts.ins, "--in");
-  std::map<std::string, lang::Shape> shapes = ParseShapeArgs(opts.shapes, "-s");
   for (const auto& [name, unused] : files) {
     if (!Contains(inputs, name))
       TILEC_USER_ERROR("--in {}: '{}' is not an input of the program (inputs: {})", name, name, JoinNames(inputs));
@@ -129,7 +130,8 @@ void RunRun(const RunOptions& opts, const GlobalOptions& global) {
                        JoinNames(outputs));
   }
 
-  std::map<std::string, InputSource> inputs = LoadInputs(opts, f, global);
+  ShapeLayoutArgs args = ParseShapeLayoutArgs(opts.shapes, opts.layouts);
+  std::map<std::string, InputSource> inputs = LoadInputs(opts, f, args.shapes, global);
   std::map<std::string, lang::Shape> shapes;
   std::map<std::string, lang::Tensor> tensors;
   std::vector<std::string> origins;
@@ -139,13 +141,10 @@ void RunRun(const RunOptions& opts, const GlobalOptions& global) {
     tensors.emplace(name, std::move(in.tensor));
   }
 
-  lang::Program program;
-  try {
-    program = Timed(global, "bind", [&] { return lang::Bind(f, shapes); });
-  } catch (const UserError& e) {
-    // Shapes come from the input files, so say which file gave which shape.
-    throw UserErrorWithNote(e, fmt::format("input shapes: {}", fmt::join(origins, ", ")));
-  }
+  // Shapes come from the input files, so a binding error says which file gave which shape.
+  lang::Program program = Timed(global, "bind", [&] {
+    return BindWithLayouts(f, shapes, args.layouts, fmt::format("input shapes: {}", fmt::join(origins, ", ")));
+  });
   std::map<std::string, lang::Tensor> results =
       Timed(global, fmt::format("run [{}]", target.name), [&] { return target.run(program, tensors); });
 
@@ -167,9 +166,13 @@ Command AddRunCommand(CLI::App& parent, const GlobalOptions& global) {
   CLI::App* app = parent.add_subcommand("run", "Run a Tile program on .npy (or random) inputs");
   app->footer(std::string(kExitCodesHelp) +
               "\n\nInput shapes come from the .npy files. Without --out, one line per output is printed:\n"
-              "name, shape, min, max, mean.\n\nExamples:\n"
+              "name, shape, min, max, mean.\n\nLayouts: inputs and outputs are logical (row-major) tensors "
+              "whatever their layout;\nthe runtime packs inputs into their layouts on the device and unpacks "
+              "outputs.\nThe reference target ignores layouts.\n\nExamples:\n"
               "  tilec run examples/conv_relu.tile --in D=d.npy --in K=k.npy --out R=r.npy\n"
-              "  tilec run examples/conv_relu.tile --random-inputs -s D=f32[1,8,8,4] -s K=f32[3,3,4,4]");
+              "  tilec run examples/conv_relu.tile --random-inputs -s D=f32[1,8,8,4] -s K=f32[3,3,4,4]\n"
+              "  tilec run examples/conv_relu.tile --target opencl --in D=d.npy --layout 'D=order(0,3,1,2)' "
+              "--in K=k.npy");
   app->add_option("file", opts->file, "Tile source file")->required()->type_name("FILE.tile");
   app->add_option("--in", opts->ins, "An input from a .npy file (repeat per input)")
       ->check(NameValueValidator())
@@ -183,11 +186,18 @@ Command AddRunCommand(CLI::App& parent, const GlobalOptions& global) {
   CLI::Option* random = app->add_flag("--random-inputs", opts->random_inputs,
                                       "Generate the inputs given by -s with pseudo-random values "
                                       "(floats in [-1, 1), ints in [-8, 8])");
-  app->add_option("-s,--shape", opts->shapes, "Shape of a random input, e.g. -s A=f32[32,224,224,64]")
-      ->check(NameShapeValidator())
-      ->type_name("NAME=TYPE[DIMS]")
+  app->add_option("-s,--shape", opts->shapes,
+                  "Shape of a random input and optionally its layout, e.g. -s A=f32[32,224,224,64] or "
+                  "-s A=f32[1,64,56,56]:nChw16c (layouts: row-major, nchw, nhwc, chwn, ncdhw, ndhwc, nChw4c, "
+                  "nChw8c, nChw16c, order(p0,...), strides(s0,...))")
+      ->check(NameShapeLayoutValidator())
+      ->type_name("NAME=TYPE[DIMS][:LAYOUT]")
       ->allow_extra_args(false)
       ->needs(random);
+  app->add_option("--layout", opts->layouts, std::string(kLayoutHelp))
+      ->check(NameValueValidator())
+      ->type_name("NAME=LAYOUT")
+      ->allow_extra_args(false);
   app->add_option("--seed", opts->seed, "Seed of the random inputs (input i uses SEED + i)")
       ->capture_default_str()
       ->needs(random);

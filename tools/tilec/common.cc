@@ -1,11 +1,15 @@
+// Helpers shared by the `tilec` subcommands (see common.h).
 #include "tools/tilec/common.h"
 
 #include <cerrno>
 #include <cstdio>
 #include <cstring>
 #include <memory>
+#include <optional>
+#include <stdexcept>
 
 #include "tile_lang/binder.h"
+#include "tile_lang/layout.h"
 
 namespace tilec::tools {
 namespace {
@@ -80,6 +84,120 @@ std::map<std::string, lang::Shape> ParseShapeArgs(const std::vector<std::string>
                                                   const std::string& option) {
   std::map<std::string, lang::Shape> result;
   for (const auto& [name, spec] : SplitNameValues(args, option)) result.emplace(name, lang::ParseShape(spec));
+  return result;
+}
+
+CLI::Validator NameShapeLayoutValidator() {
+  return CLI::Validator(
+      [](std::string& arg) -> std::string {
+        NameValue nv;
+        std::string error = CheckNameValue(arg, &nv);
+        if (!error.empty()) return error;
+        try {
+          lang::ParseShape(nv.value.substr(0, nv.value.find(':')));
+        } catch (const UserError& e) {
+          return fmt::format("bad shape in '{}': {}", arg, e.message());
+        }
+        return {};
+      },
+      "");
+}
+
+ShapeLayoutArgs ParseShapeLayoutArgs(const std::vector<std::string>& shape_args,
+                                     const std::vector<std::string>& layout_args,
+                                     const std::string& shape_option, const std::string& layout_option) {
+  ShapeLayoutArgs result;
+  for (const auto& [name, value] : SplitNameValues(shape_args, shape_option)) {
+    std::string origin = fmt::format("{} {}={}", shape_option, name, value);
+    std::pair<lang::Shape, std::optional<std::string>> parsed;
+    try {
+      parsed = lang::ParseShapeAndLayout(value);
+    } catch (const UserError& e) {
+      TILEC_USER_ERROR("{}: {}", origin, e.message());
+    }
+    result.shapes.emplace(name, parsed.first);
+    if (parsed.second) result.layouts.emplace(name, LayoutArg{*parsed.second, origin});
+  }
+  for (const auto& [name, spec] : SplitNameValues(layout_args, layout_option)) {
+    if (auto it = result.layouts.find(name); it != result.layouts.end())
+      throw CLI::ValidationError(layout_option, fmt::format("'{}' already has a layout from '{}'", name,
+                                                            it->second.origin));
+    result.layouts.emplace(name, LayoutArg{spec, fmt::format("{} {}={}", layout_option, name, spec)});
+  }
+  return result;
+}
+
+lang::Program BindWithLayouts(const lang::ast::Function& f, const std::map<std::string, lang::Shape>& shapes,
+                              const std::map<std::string, LayoutArg>& layouts, const std::string& shape_note) {
+  lang::Program program;
+  try {
+    program = lang::Bind(f, shapes);
+  } catch (const UserError& e) {
+    if (shape_note.empty()) throw;
+    throw UserErrorWithNote(e, shape_note);
+  }
+  if (layouts.empty()) return program;
+  // Check each layout here, where the message can name the argument that gave
+  // it; then bind again with them, so that the binder stays the one place
+  // that decides what a layout means (binding takes microseconds).
+  std::map<std::string, std::string> specs;
+  for (const auto& [name, layout] : layouts) {
+    auto it = program.tensors.find(name);
+    if (it == program.tensors.end()) {
+      std::vector<std::string> names;
+      for (const auto& [t, decl] : program.tensors) names.push_back(t);
+      TILEC_USER_ERROR("{}: the program has no tensor '{}' (tensors: {})", layout.origin, name, JoinNames(names));
+    }
+    try {
+      lang::ParseLayout(layout.spec, it->second.shape.dims);
+    } catch (const UserError& e) {
+      TILEC_USER_ERROR("{}: {}", layout.origin, e.message());
+    }
+    specs.emplace(name, layout.spec);
+  }
+  return lang::Bind(f, shapes, specs);
+}
+
+std::map<std::string, std::vector<int64_t>> ParseTileArgs(const std::vector<std::string>& args,
+                                                          const std::string& option) {
+  std::map<std::string, std::vector<int64_t>> result;
+  for (const auto& [kernel, spec] : SplitNameValues(args, option)) {
+    std::vector<int64_t> tile;
+    size_t pos = 0;
+    while (true) {
+      size_t comma = spec.find(',', pos);
+      std::string part = spec.substr(pos, comma == std::string::npos ? std::string::npos : comma - pos);
+      try {
+        size_t used = 0;
+        tile.push_back(std::stoll(part, &used));
+        if (used != part.size()) throw std::invalid_argument(part);
+      } catch (const std::exception&) {
+        TILEC_USER_ERROR("{} {}={}: '{}' is not a number", option, kernel, spec, part);
+      }
+      if (comma == std::string::npos) break;
+      pos = comma + 1;
+    }
+    result.emplace(kernel, std::move(tile));
+  }
+  return result;
+}
+
+std::map<std::string, int> ParseRankArgs(const std::vector<std::string>& args, const std::string& option) {
+  std::map<std::string, int> result;
+  for (const auto& [kernel, value] : SplitNameValues(args, option)) {
+    int rank = -1;
+    try {
+      size_t used = 0;
+      rank = std::stoi(value, &used);
+      if (used != value.size()) rank = -1;
+    } catch (const std::exception&) {
+      rank = -1;
+    }
+    if (rank < 0)
+      TILEC_USER_ERROR("{} {}={}: '{}' is not a candidate rank (0 is the best candidate, 1 the next, …)", option,
+                       kernel, value, value);
+    result.emplace(kernel, rank);
+  }
   return result;
 }
 

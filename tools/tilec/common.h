@@ -1,5 +1,6 @@
 // Helpers shared by the `tilec` subcommands: global options, reading sources,
-// NAME=VALUE arguments, logging, and the registry of subcommands.
+// NAME=VALUE arguments (shapes with layouts, tiles), binding with layouts,
+// logging, and the registry of subcommands.
 #pragma once
 
 #include <CLI/CLI.hpp>
@@ -14,6 +15,8 @@
 
 #include "support/error.h"
 #include "support/source.h"
+#include "tile_lang/ast.h"
+#include "tile_lang/program.h"
 #include "tile_lang/types.h"
 
 namespace tilec::tools {
@@ -43,6 +46,7 @@ Command AddRunCommand(CLI::App& parent, const GlobalOptions& global);
 Command AddCompileCommand(CLI::App& parent, const GlobalOptions& global);
 Command AddExplainCommand(CLI::App& parent, const GlobalOptions& global);
 Command AddDevicesCommand(CLI::App& parent, const GlobalOptions& global);
+Command AddBenchCommand(CLI::App& parent, const GlobalOptions& global);
 
 // Reads a Tile source file. UserError with the path and the system's reason
 // if it cannot be read.
@@ -67,6 +71,64 @@ std::map<std::string, std::string> SplitNameValues(const std::vector<std::string
 // `-s NAME=SHAPE` arguments as shapes by name.
 std::map<std::string, lang::Shape> ParseShapeArgs(const std::vector<std::string>& args,
                                                   const std::string& option);
+
+// --- Layouts on the command line ----------------------------------------------------------
+//
+// `-s NAME=TYPE[DIMS]:LAYOUT` gives an input its shape and its memory layout
+// (any spec lang::ParseLayout accepts: nhwc, nChw16c, order(...),
+// strides(...), …); `--layout NAME=SPEC` gives one to any tensor whose
+// shape comes from elsewhere (an input read from a .npy file, an output).
+// Host tensors stay logical (row-major); the runtime packs them into the
+// layout on upload and unpacks outputs on download.
+
+// Help text for the -s option of commands that accept layouts.
+inline constexpr std::string_view kShapeLayoutHelp =
+    "Shape of an input and optionally its memory layout, e.g. -s A=f32[1,56,56,64] or "
+    "-s A=f32[1,64,56,56]:nChw16c (layouts: row-major, nchw, nhwc, chwn, ncdhw, ndhwc, nChw4c, nChw8c, "
+    "nChw16c, order(p0,...), strides(s0,...); repeat per input)";
+inline constexpr std::string_view kLayoutHelp =
+    "Memory layout of any tensor (an input read from a file, an output, …), e.g. --layout R=nhwc "
+    "(repeat per tensor; an input's layout may instead follow its -s shape)";
+
+// A layout spec and the argument that gave it, for messages.
+struct LayoutArg {
+  std::string spec;
+  std::string origin;  // "-s D=f32[1,8,8,4]:nhwc" or "--layout D=nhwc"
+};
+
+struct ShapeLayoutArgs {
+  std::map<std::string, lang::Shape> shapes;
+  std::map<std::string, LayoutArg> layouts;
+};
+
+// Like NameShapeValidator, and VALUE may end in `:LAYOUT`. Only the shape is
+// checked here; a bad layout is a user error from ParseShapeLayoutArgs.
+CLI::Validator NameShapeLayoutValidator();
+
+// `-s NAME=TYPE[DIMS][:LAYOUT]` and `--layout NAME=SPEC` arguments (both
+// validated). A layout given with -s is checked against its shape here:
+// UserError "-s A=f32[2,3]:nhwc: bad layout 'nhwc' …". A name with a layout
+// from both options, or given twice, is a usage error.
+ShapeLayoutArgs ParseShapeLayoutArgs(const std::vector<std::string>& shape_args,
+                                     const std::vector<std::string>& layout_args = {},
+                                     const std::string& shape_option = "-s",
+                                     const std::string& layout_option = "--layout");
+
+// Binds `f` to `shapes`, then gives the tensors in `layouts` their layouts
+// (lang::Bind with layouts). A layout for a tensor the program does not have,
+// or one that does not fit the tensor's bound dimensions, is a UserError
+// that names the argument and the spec. `shape_note`, if not empty, is
+// appended to binding errors (e.g. which file gave which shape).
+lang::Program BindWithLayouts(const lang::ast::Function& f, const std::map<std::string, lang::Shape>& shapes,
+                              const std::map<std::string, LayoutArg>& layouts,
+                              const std::string& shape_note = "");
+
+// `--tile KERNEL=T0,T1,…` arguments: the forced tile of each kernel (UserError
+// for a size that is not a number).
+std::map<std::string, std::vector<int64_t>> ParseTileArgs(const std::vector<std::string>& args,
+                                                          const std::string& option);
+// `--rank KERNEL=K` arguments: use the K-th best tile candidate (0 = best).
+std::map<std::string, int> ParseRankArgs(const std::vector<std::string>& args, const std::string& option);
 
 // "A, B, C" (or "none").
 std::string JoinNames(const std::vector<std::string>& names);

@@ -1,3 +1,4 @@
+// The registry of `tilec run --target` backends.
 #include "tools/tilec/targets.h"
 
 #include <fmt/format.h>
@@ -20,10 +21,19 @@ std::map<std::string, lang::Tensor> RunOpenCl(const lang::Program& program,
   return compiled.Run(inputs);
 }
 
+// Compiles for the host CPU through LLVM and runs on all its cores.
+std::map<std::string, lang::Tensor> RunLlvm(const lang::Program& program,
+                                            const std::map<std::string, lang::Tensor>& inputs) {
+  std::shared_ptr<hal::Device> device = hal::OpenDevice("llvm");
+  runtime::Program compiled = runtime::Program::Compile(program, device);
+  return compiled.Run(inputs);
+}
+
 // The registry: adding a backend is one line here.
 constexpr Target kTargets[] = {
     {"ref", "the reference evaluator (plain loops; slow, exact)", &lang::Evaluate},
     {"opencl", "generated OpenCL kernels on the first OpenCL device", &RunOpenCl},
+    {"llvm", "generated LLVM kernels on the host CPU, all cores", &RunLlvm},
 };
 
 }  // namespace

@@ -1,0 +1,378 @@
+// bench_peers: Tilec against oneDNN and OpenBLAS on the same workloads, in
+// one process, round by round.
+//
+//   bench_peers [--device ID] [--runs 20] [--warmup 3] [--only W1,W3] [--threads N] [--local 0|1]
+//
+// For each workload (bench/workloads/*.tile with fixed shapes): compile the
+// Tile program for the device, upload random inputs, build every peer on the
+// same inputs, check Tilec's output against each peer's (a workload whose
+// results disagree beyond 1e-3 relative is dropped), then time rounds: every
+// round runs each side once, the order rotating from round to round so that
+// a noisy machine hurts every side alike. The table gives median wall times,
+// GFLOP/s (tools/tilec/bench_util.h's convention, the same for every side),
+// and ratio = peer time / Tilec time (Tilec's throughput relative to the
+// peer: > 1 means Tilec is faster). W7 also measures the machine's streaming
+// bandwidth with a triad and gives each side's GB/s as a fraction of it.
+#include <fmt/format.h>
+
+#include <CLI/CLI.hpp>
+#include <algorithm>
+#include <chrono>
+#include <cmath>
+#include <cstdlib>
+#include <fstream>
+#include <optional>
+#include <sstream>
+#include <thread>
+
+#include "bench/peer.h"
+#include "hal/hal.h"
+#include "runtime/program.h"
+#include "support/error.h"
+#include "tile_lang/binder.h"
+#include "tile_lang/parser.h"
+#include "tools/tilec/bench_util.h"
+
+#ifndef TILEC_BENCH_WORKLOADS_DIR
+#define TILEC_BENCH_WORKLOADS_DIR "bench/workloads"
+#endif
+
+namespace tilec::bench {
+namespace {
+
+constexpr double kMaxRelativeError = 1e-3;
+
+struct Options {
+  std::string device;  // empty: tools::DefaultDeviceId()
+  int runs = 20;
+  int warmup = 3;
+  std::vector<std::string> only;
+  int threads = 0;  // 0: the libraries' defaults (all cores, or OMP_NUM_THREADS / OPENBLAS_NUM_THREADS)
+  int local = -1;   // -1: the device's choice
+  uint64_t seed = 1;
+  std::string workloads = TILEC_BENCH_WORKLOADS_DIR;
+};
+
+struct Workload {
+  std::string id;
+  std::string title;
+  std::string tile;  // file in the workloads folder
+  std::map<std::string, lang::Shape> shapes;
+  std::string output;  // the output every side computes
+  std::function<std::vector<Runner>(const Inputs&)> peers;
+  int64_t triad_count = 0;  // > 0: measure the streaming bandwidth too
+};
+
+lang::Shape F32(std::vector<int64_t> dims) { return lang::Shape{lang::DataType::F32, std::move(dims)}; }
+
+Workload Conv3x3(std::string id, int64_t n, int64_t hw, int64_t c) {
+  ConvSpec spec{.n = n, .h = hw, .w = hw, .ci = c, .co = c};
+  return {std::move(id),
+          fmt::format("conv3x3+relu N={} {}x{} {}->{}", n, hw, hw, c, c),
+          "conv3x3_relu.tile",
+          {{"D", F32({n, hw, hw, c})}, {"K", F32({3, 3, c, c})}},
+          "R",
+          [spec](const Inputs& in) {
+            return std::vector<Runner>{OneDnnConv(spec, in, false), OneDnnConv(spec, in, true)};
+          }};
+}
+
+std::vector<Workload> AllWorkloads() {
+  std::vector<Workload> w;
+  w.push_back(Conv3x3("W1", 1, 56, 64));
+  w.push_back(Conv3x3("W2", 8, 56, 64));
+  w.push_back(Conv3x3("W3", 4, 224, 64));
+  w.push_back(
+      {"W4",
+       "matmul 1024x1024x1024",
+       "matmul.tile",
+       {{"A", F32({1024, 1024})}, {"B", F32({1024, 1024})}},
+       "C",
+       [](const Inputs& in) {
+         return std::vector<Runner>{OpenBlasSgemm(1024, 1024, 1024, in), OneDnnMatmul(1024, 1024, 1024, in)};
+       }});
+  ConvSpec dw{.n = 1, .h = 112, .w = 112, .ci = 32, .co = 32, .depthwise = true, .relu = false};
+  w.push_back({"W5",
+               "depthwise3x3 N=1 112x112 C=32",
+               "depthwise3x3.tile",
+               {{"D", F32({1, 112, 112, 32})}, {"K", F32({3, 3, 32})}},
+               "R",
+               [dw](const Inputs& in) {
+                 return std::vector<Runner>{OneDnnConv(dw, in, false), OneDnnConv(dw, in, true)};
+               }});
+  ConvSpec pw{.n = 1, .h = 56, .w = 56, .ci = 64, .co = 256, .kh = 1, .kw = 1, .pad = 0};
+  w.push_back({"W6",
+               "conv1x1+relu N=1 56x56 64->256",
+               "conv1x1_relu.tile",
+               {{"D", F32({1, 56, 56, 64})}, {"K", F32({64, 256})}},
+               "R",
+               [pw](const Inputs& in) {
+                 return std::vector<Runner>{OneDnnConv(pw, in, false), OneDnnConv(pw, in, true)};
+               }});
+  constexpr int64_t kCount = int64_t{1} << 24;
+  w.push_back({"W7",
+               "relu(a*b+c) 16M f32",
+               "mul_add_relu.tile",
+               {{"A", F32({kCount})}, {"B", F32({kCount})}, {"C", F32({kCount})}},
+               "R",
+               [](const Inputs& in) { return std::vector<Runner>{OneDnnMulAddRelu(kCount, in)}; },
+               kCount});
+  return w;
+}
+
+using Clock = std::chrono::steady_clock;
+
+double TimeMs(const std::function<void()>& f) {
+  Clock::time_point start = Clock::now();
+  f();
+  return std::chrono::duration<double, std::milli>(Clock::now() - start).count();
+}
+
+SourceFilePtr ReadTile(const std::string& dir, const std::string& name) {
+  std::string path = dir + "/" + name;
+  std::ifstream in(path, std::ios::binary);
+  if (!in) TILEC_USER_ERROR("cannot open '{}' (use --workloads DIR for the folder of the .tile files)", path);
+  std::stringstream text;
+  text << in.rdbuf();
+  return MakeSource(path, text.str());
+}
+
+// Max abs error of `got` against `want`, and the normwise relative error
+// max|got - want| / max|want|.
+struct Agreement {
+  double max_abs = 0;
+  double rel = 0;
+  double scale = 0;  // max|want|
+  bool ok = false;
+};
+
+Agreement Compare(const std::vector<float>& got, const std::vector<float>& want) {
+  Agreement a;
+  if (got.size() != want.size()) {
+    a.max_abs = a.rel = INFINITY;
+    return a;
+  }
+  double scale = 0;
+  for (size_t i = 0; i < got.size(); ++i) {
+    double d = std::fabs(static_cast<double>(got[i]) - want[i]);
+    if (!(d <= a.max_abs)) a.max_abs = d;  // NaN sticks
+    scale = std::max(scale, std::fabs(static_cast<double>(want[i])));
+  }
+  a.scale = scale;
+  a.rel = a.max_abs / std::max(scale, 1e-30);
+  // An all-zero output would make the check prove nothing.
+  a.ok = a.rel <= kMaxRelativeError && scale > 0;
+  return a;
+}
+
+// A row of the final table.
+struct Row {
+  std::string workload;
+  std::string peer;
+  tools::TimeStats tilec, other;
+  double flops = 0;
+  double rel = 0;
+};
+
+// The bandwidth lines of a workload with a triad.
+struct Bandwidth {
+  std::string workload;
+  double triad_gbps = 0;                              // best of the runs
+  std::vector<std::pair<std::string, double>> sides;  // name, GB/s at the median time
+};
+
+struct Results {
+  std::vector<Row> rows;
+  std::vector<Bandwidth> bandwidth;
+  std::vector<std::string> failed;
+};
+
+// Tilec's side: compiled once, inputs uploaded once.
+Runner TilecRunner(const Workload& w, const lang::Program& bound, const Inputs& inputs,
+                   std::shared_ptr<hal::Device> device, const Options& opts) {
+  compiler::CompileOptions options;
+  if (opts.local >= 0) options.use_local = opts.local != 0;
+  auto program = std::make_shared<std::optional<runtime::Program>>();
+  double compile_ms = TimeMs([&] { program->emplace(runtime::Program::Compile(bound, device, options)); });
+  (*program)->Upload(inputs);
+  std::vector<std::string> kernels;
+  for (const compiler::CompiledKernel& k : (*program)->compiled().kernels)
+    kernels.push_back(k.search
+                          ? fmt::format("{} tile {}", k.spec.name, compiler::TileText(k.spec.flat, k.tile))
+                          : k.spec.name);
+  Runner r;
+  r.name = "tilec " + device->id();
+  r.detail = fmt::format("compile {:.0f} ms; {}", compile_ms, fmt::join(kernels, "; "));
+  r.run = [program] { (*program)->Execute(); };
+  std::string output = w.output;
+  r.output = [program, output] {
+    std::map<std::string, lang::Tensor> out = (*program)->Download();
+    const lang::Tensor& t = out.at(output);
+    return std::vector<float>(t.as<float>(), t.as<float>() + t.size());
+  };
+  return r;
+}
+
+void Measure(const Workload& w, const Options& opts, std::shared_ptr<hal::Device> device, int threads,
+             Results& results) {
+  fmt::print("\n== {} {}\n", w.id, w.title);
+  lang::Program bound = lang::Bind(lang::Parse(ReadTile(opts.workloads, w.tile)), w.shapes);
+  tools::Work work = tools::CountWork(bound);
+  Inputs inputs;
+  for (size_t i = 0; i < bound.inputs.size(); ++i) {
+    lang::Tensor t(bound.Tensor(bound.inputs[i]).shape);
+    lang::FillRandom(t, opts.seed + i);
+    inputs.emplace(bound.inputs[i], std::move(t));
+  }
+  std::vector<Runner> sides{TilecRunner(w, bound, inputs, device, opts)};
+  for (Runner& r : w.peers(inputs)) sides.push_back(std::move(r));
+  for (const Runner& r : sides) fmt::print("  {}: {}\n", r.name, r.detail);
+
+  // Correctness first: one run of each side, Tilec against every peer.
+  sides[0].run();
+  std::vector<float> tilec_output = sides[0].output();
+  std::vector<double> rel(sides.size(), 0);
+  bool ok = true;
+  for (size_t s = 1; s < sides.size(); ++s) {
+    sides[s].run();
+    Agreement a = Compare(tilec_output, sides[s].output());
+    rel[s] = a.rel;
+    fmt::print("  check {} vs {}: max abs error {:.3g}, relative {:.3g} (max |output| {:.3g}) {}\n",
+               sides[0].name, sides[s].name, a.max_abs, a.rel, a.scale, a.ok ? "OK" : "MISMATCH");
+    ok = ok && a.ok;
+  }
+  if (!ok) {
+    fmt::print("  {}: Tilec disagrees with a peer beyond {:g} relative; workload not timed\n", w.id,
+               kMaxRelativeError);
+    results.failed.push_back(w.id);
+    return;
+  }
+  if (w.triad_count > 0) sides.push_back(Triad(w.triad_count, threads));
+
+  // Rounds: each side once per round, starting one further each round.
+  std::vector<std::vector<double>> ms(sides.size());
+  for (int round = 0; round < opts.warmup + opts.runs; ++round) {
+    for (size_t k = 0; k < sides.size(); ++k) {
+      size_t s = (k + static_cast<size_t>(round)) % sides.size();
+      double t = TimeMs(sides[s].run);
+      if (round >= opts.warmup) ms[s].push_back(t);
+    }
+  }
+  std::vector<tools::TimeStats> stats;
+  for (auto& m : ms) stats.push_back(tools::Summarize(m));
+  for (size_t s = 1; s < sides.size(); ++s) {
+    if (!sides[s].output) continue;  // the triad has its own line
+    results.rows.push_back({w.id + " " + w.title, sides[s].name, stats[0], stats[s], work.flops, rel[s]});
+  }
+  if (w.triad_count > 0) {
+    Bandwidth b;
+    b.workload = w.id;
+    b.triad_gbps = 3.0 * static_cast<double>(w.triad_count) * sizeof(float) / (stats.back().min_ms * 1e6);
+    for (size_t s = 0; s + 1 < sides.size(); ++s)
+      b.sides.emplace_back(sides[s].name, work.bytes / (stats[s].median_ms * 1e6));
+    results.bandwidth.push_back(b);
+  }
+}
+
+void PrintTable(const Results& r, int runs) {
+  fmt::print(
+      "\nmedian of {} rounds; ratio = peer time / Tilec time (> 1: Tilec faster); "
+      "min ratio uses each side's fastest run\n\n",
+      runs);
+  fmt::print("{:<38} {:<24} {:>10} {:>10} {:>7} {:>9} {:>10} {:>10} {:>9}\n", "workload", "peer", "tilec ms",
+             "peer ms", "ratio", "min ratio", "tilec GF/s", "peer GF/s", "rel err");
+  for (const Row& row : r.rows) {
+    fmt::print("{:<38} {:<24} {:>10.3f} {:>10.3f} {:>7.3f} {:>9.3f} {:>10.2f} {:>10.2f} {:>9.2g}\n",
+               row.workload, row.peer, row.tilec.median_ms, row.other.median_ms,
+               row.other.median_ms / row.tilec.median_ms, row.other.min_ms / row.tilec.min_ms,
+               row.flops / (row.tilec.median_ms * 1e6), row.flops / (row.other.median_ms * 1e6), row.rel);
+  }
+  for (const Bandwidth& b : r.bandwidth) {
+    fmt::print("\n{} streaming bandwidth (triad, best run): {:.2f} GB/s\n", b.workload, b.triad_gbps);
+    for (const auto& [name, gbps] : b.sides)
+      fmt::print("  {:<30} {:8.2f} GB/s = {:5.1f}% of it (inputs + output, median)\n", name, gbps,
+                 100 * gbps / b.triad_gbps);
+  }
+  if (!r.failed.empty()) fmt::print("\nnot timed (failed or disagreeing): {}\n", fmt::join(r.failed, ", "));
+}
+
+int Main(int argc, char** argv) {
+  Options opts;
+  std::vector<Workload> workloads = AllWorkloads();
+  CLI::App app("bench_peers: Tilec against oneDNN and OpenBLAS on the same workloads, round by round",
+               "bench_peers");
+  std::string ids;
+  for (const Workload& w : workloads) ids += fmt::format("\n  {}  {}", w.id, w.title);
+  app.footer("Workloads:" + ids +
+             "\n\nratio = peer median time / Tilec median time: Tilec's throughput relative to the peer "
+             "(> 1: Tilec is faster).\nGFLOP/s: 2 FLOPs per multiply-accumulate over the full index box, "
+             "1 per elementwise op and element (tilec bench --help).");
+  app.add_option("--device", opts.device, "Tilec's device (default: llvm if available, else opencl)");
+  app.add_option("--runs", opts.runs, "Timed rounds (medians need 10 or more)")->capture_default_str();
+  app.add_option("--warmup", opts.warmup, "Untimed rounds first")->capture_default_str();
+  app.add_option("--only", opts.only, "Workloads to run, e.g. --only W1,W4")->delimiter(',');
+  app.add_option("--threads", opts.threads,
+                 "Threads for oneDNN (OpenMP), OpenBLAS and the triad; with PoCL also Tilec's device "
+                 "(default: all cores, or OMP_NUM_THREADS / OPENBLAS_NUM_THREADS)");
+  app.add_option("--local", opts.local, "Tilec: 1 stage inputs in local memory, 0 read global memory")
+      ->type_name("0|1");
+  app.add_option("--seed", opts.seed, "Seed of the random inputs")->capture_default_str();
+  app.add_option("--workloads", opts.workloads, "Folder of the workloads' .tile files")
+      ->capture_default_str();
+  try {
+    app.parse(argc, argv);
+    if (opts.runs < 1) throw CLI::ValidationError("--runs", "must be at least 1");
+    if (opts.warmup < 0) throw CLI::ValidationError("--warmup", "must be 0 or more");
+    for (const std::string& id : opts.only)
+      if (std::none_of(workloads.begin(), workloads.end(), [&](const Workload& w) { return w.id == id; }))
+        throw CLI::ValidationError("--only", fmt::format("unknown workload '{}'", id));
+  } catch (const CLI::ParseError& e) {
+    return app.exit(e) == 0 ? 0 : 2;  // --help: 0; a usage error: 2, as tilec
+  }
+
+  if (opts.threads > 0) {
+    // PoCL reads these when the OpenCL platform loads, which has not happened yet.
+    std::string n = std::to_string(opts.threads);
+    setenv("POCL_CPU_MAX_CU_COUNT", n.c_str(), 0);
+    setenv("POCL_MAX_PTHREAD_COUNT", n.c_str(), 0);
+  }
+  int onednn_threads = SetOneDnnThreads(opts.threads);
+  int blas_threads = SetOpenBlasThreads(opts.threads);
+  int triad_threads =
+      opts.threads > 0 ? opts.threads : static_cast<int>(std::max(1u, std::thread::hardware_concurrency()));
+  try {
+    std::string device_id = opts.device.empty() ? tools::DefaultDeviceId() : opts.device;
+    std::shared_ptr<hal::Device> device = hal::OpenDevice(device_id);
+    fmt::print(
+        "bench_peers: tilec on {}; oneDNN {} threads, OpenBLAS {} threads, triad {} threads; {} runs after "
+        "{} warm-up rounds\n",
+        device->id(), onednn_threads, blas_threads, triad_threads, opts.runs, opts.warmup);
+    if (opts.runs < 10) fmt::print("note: fewer than 10 runs; the medians are rough\n");
+    Results results;
+    for (const Workload& w : workloads) {
+      if (!opts.only.empty() && std::find(opts.only.begin(), opts.only.end(), w.id) == opts.only.end())
+        continue;
+      try {
+        Measure(w, opts, device, triad_threads, results);
+      } catch (const Error& e) {
+        fmt::print("  {}: {}\n  workload skipped\n", w.id, e.Render());
+        results.failed.push_back(w.id);
+      } catch (const std::exception& e) {
+        // A peer library's error (dnnl::error).
+        fmt::print("  {}: {}\n  workload skipped\n", w.id, e.what());
+        results.failed.push_back(w.id);
+      }
+    }
+    std::fflush(stdout);
+    PrintTable(results, opts.runs);
+    return results.failed.empty() ? 0 : 1;
+  } catch (const Error& e) {
+    fmt::print(stderr, "{}\n", e.Render());
+    return 1;
+  }
+}
+
+}  // namespace
+}  // namespace tilec::bench
+
+int main(int argc, char** argv) { return tilec::bench::Main(argc, argv); }

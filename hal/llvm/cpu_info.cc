@@ -1,0 +1,88 @@
+// HostCpu and CpuHardwareModel (cpu_info.h).
+#include "hal/llvm/cpu_info.h"
+
+#include <fmt/format.h>
+#include <llvm/ADT/StringMap.h>
+#include <llvm/TargetParser/Host.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <fstream>
+#include <thread>
+
+namespace tilec::hal::cpu {
+namespace {
+
+std::string ModelName() {
+  std::ifstream in("/proc/cpuinfo");
+  std::string line;
+  while (std::getline(in, line)) {
+    if (line.rfind("model name", 0) != 0) continue;
+    size_t colon = line.find(':');
+    if (colon == std::string::npos) break;
+    size_t start = line.find_first_not_of(" \t", colon + 1);
+    return start == std::string::npos ? std::string() : line.substr(start);
+  }
+  return {};
+}
+
+long CacheBytes(int name) {
+  long v = sysconf(name);
+  return v > 0 ? v : 0;
+}
+
+}  // namespace
+
+const CpuInfo& HostCpu() {
+  static const CpuInfo info = [] {
+    CpuInfo c;
+    c.llvm_name = llvm::sys::getHostCPUName().str();
+    c.model = ModelName();
+    c.threads = static_cast<int>(std::max(1u, std::thread::hardware_concurrency()));
+    llvm::StringMap<bool> features = llvm::sys::getHostCPUFeatures();
+    auto has = [&](const char* f) { return features.lookup(f); };
+    c.avx512f = has("avx512f");
+    c.avx2 = has("avx2");
+    c.fma = has("fma");
+    c.l1_bytes = CacheBytes(_SC_LEVEL1_DCACHE_SIZE);
+    c.l2_bytes = CacheBytes(_SC_LEVEL2_CACHE_SIZE);
+    return c;
+  }();
+  return info;
+}
+
+compiler::HardwareModel CpuHardwareModel(const CpuInfo& cpu) {
+  compiler::HardwareModel hw;
+  hw.name = cpu.model.empty() ? cpu.llvm_name : fmt::format("{} ({})", cpu.model, cpu.llvm_name);
+  if (hw.name.empty()) hw.name = "host cpu";
+  // One work item per group: a group is one core's tile, its loops vectorized.
+  hw.threads = 1;
+  hw.max_work_group_size = 1024;
+  hw.max_work_item_sizes = {1024, 1024, 1024};
+  hw.compute_units = cpu.threads;
+  hw.mem_width = 64;  // the cache line
+  hw.l1_bytes = cpu.l1_bytes >= 1024 ? cpu.l1_bytes : 32 * 1024;
+  hw.l2_bytes = std::max<int64_t>(cpu.l2_bytes > 0 ? cpu.l2_bytes : 1024 * 1024, hw.l1_bytes);
+  // Staged tiles (when asked for) must fit where they stay hot: L1.
+  hw.max_mem = hw.l1_bytes;
+  hw.local_memory_managed = false;
+  hw.vec_size = cpu.avx512f ? 16 : cpu.avx2 ? 8 : 4;
+  hw.vector_registers = cpu.avx512f ? 32 : 16;
+  // Accumulators: a register file's worth of f32 lanes (4 bytes each).
+  hw.max_regs = hw.vector_registers * hw.vec_size * 4;
+  // Enough groups that every core gets several (load balance across chunks).
+  hw.goal_groups = 4 * hw.compute_units;
+  // The roofline knee of one core: its peak flops per cycle (two FMA pipes
+  // of vec_size lanes, two flops each; half without FMA) over the 16 bytes
+  // per cycle a core streams from L2 and beyond: 4 with AVX-512, 2 with
+  // AVX2. The cost model counts bytes in whole cache lines per tile, so a
+  // tile must reuse each line this many flops' worth to be compute-bound.
+  double flops_per_cycle = 2.0 * static_cast<double>(hw.vec_size) * (cpu.fma ? 2.0 : 1.0);
+  hw.goal_flops_per_byte = flops_per_cycle / 16.0;
+  hw.has_fma = cpu.fma;
+  hw.has_fp64 = true;
+  hw.has_fp16 = true;  // emulated: LLVM computes half in float
+  return hw;
+}
+
+}  // namespace tilec::hal::cpu

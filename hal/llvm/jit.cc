@@ -1,0 +1,141 @@
+// Jit (jit.h): LLJIT for the host, the O3 pipeline, one JITDylib per module.
+#include "hal/llvm/jit.h"
+
+#include <fmt/format.h>
+#include <llvm/ExecutionEngine/Orc/ExecutionUtils.h>
+#include <llvm/ExecutionEngine/Orc/JITTargetMachineBuilder.h>
+#include <llvm/ExecutionEngine/Orc/LLJIT.h>
+#include <llvm/ExecutionEngine/Orc/ThreadSafeModule.h>
+#include <llvm/IR/LLVMContext.h>
+#include <llvm/IR/Module.h>
+#include <llvm/Passes/PassBuilder.h>
+#include <llvm/Support/TargetSelect.h>
+#include <llvm/Target/TargetMachine.h>
+#include <llvm/TargetParser/Host.h>
+
+#include <mutex>
+#include <utility>
+
+#include "support/error.h"
+
+namespace tilec::hal::cpu {
+namespace {
+
+// The message of an llvm::Error (consumes it).
+std::string Message(llvm::Error error) { return llvm::toString(std::move(error)); }
+
+template <typename T>
+T Take(llvm::Expected<T> value, const char* what) {
+  if (!value) throw DeviceError(fmt::format("LLVM JIT: {}: {}", what, Message(value.takeError())));
+  return std::move(*value);
+}
+
+void InitializeTargetsOnce() {
+  static std::once_flag once;
+  std::call_once(once, [] {
+    llvm::InitializeNativeTarget();
+    llvm::InitializeNativeTargetAsmPrinter();
+    llvm::InitializeNativeTargetAsmParser();
+  });
+}
+
+}  // namespace
+
+struct Jit::Impl {
+  std::mutex mutex;  // LLJIT is thread-safe; this guards `next_dylib` and keeps builds in order
+  std::unique_ptr<llvm::orc::LLJIT> jit;
+  std::unique_ptr<llvm::TargetMachine> machine;  // for the optimizer's cost models
+  std::string triple, data_layout, cpu;
+  int next_dylib = 0;
+  // Errors the JIT reports outside a lookup's result (e.g. which symbols were
+  // missing): kept for the next DeviceError's log instead of printed.
+  std::mutex log_mutex;
+  std::string log;
+
+  std::string TakeLog() {
+    std::lock_guard<std::mutex> lock(log_mutex);
+    return std::exchange(log, {});
+  }
+};
+
+Jit::Jit() : impl_(std::make_unique<Impl>()) {
+  InitializeTargetsOnce();
+  // The host's triple, CPU name and features (e.g. +avx512f).
+  llvm::orc::JITTargetMachineBuilder builder =
+      Take(llvm::orc::JITTargetMachineBuilder::detectHost(), "detecting the host");
+  builder.setCodeGenOptLevel(llvm::CodeGenOptLevel::Aggressive);
+  impl_->cpu = builder.getCPU();
+  impl_->machine = Take(builder.createTargetMachine(), "creating the target machine");
+  impl_->jit = Take(llvm::orc::LLJITBuilder().setJITTargetMachineBuilder(builder).create(),
+                    "creating the JIT");
+  impl_->jit->getExecutionSession().setErrorReporter([impl = impl_.get()](llvm::Error e) {
+    std::lock_guard<std::mutex> lock(impl->log_mutex);
+    impl->log += Message(std::move(e)) + "\n";
+  });
+  impl_->triple = impl_->jit->getTargetTriple().str();
+  impl_->data_layout = impl_->jit->getDataLayout().getStringRepresentation();
+}
+
+Jit::~Jit() = default;
+
+const std::string& Jit::target_triple() const { return impl_->triple; }
+const std::string& Jit::data_layout() const { return impl_->data_layout; }
+const std::string& Jit::cpu_name() const { return impl_->cpu; }
+
+void Jit::Optimize(llvm::Module& module) {
+  module.setTargetTriple(impl_->triple);
+  module.setDataLayout(impl_->jit->getDataLayout());
+  llvm::LoopAnalysisManager lam;
+  llvm::FunctionAnalysisManager fam;
+  llvm::CGSCCAnalysisManager cgam;
+  llvm::ModuleAnalysisManager mam;
+  llvm::PipelineTuningOptions tuning;
+  tuning.LoopVectorization = true;
+  tuning.SLPVectorization = true;
+  llvm::PassBuilder passes(impl_->machine.get(), tuning);
+  passes.registerModuleAnalyses(mam);
+  passes.registerCGSCCAnalyses(cgam);
+  passes.registerFunctionAnalyses(fam);
+  passes.registerLoopAnalyses(lam);
+  passes.crossRegisterProxies(lam, fam, cgam, mam);
+  llvm::ModulePassManager pipeline =
+      passes.buildPerModuleDefaultPipeline(llvm::OptimizationLevel::O3);
+  pipeline.run(module, mam);
+}
+
+std::vector<void*> Jit::Compile(std::unique_ptr<llvm::LLVMContext> context,
+                                std::unique_ptr<llvm::Module> module,
+                                const std::vector<std::string>& symbols) {
+  TILEC_CHECK(context && module, "JIT compile of no module");
+  std::lock_guard<std::mutex> lock(impl_->mutex);
+  Optimize(*module);
+  llvm::orc::LLJIT& jit = *impl_->jit;
+  llvm::Expected<llvm::orc::JITDylib&> created =
+      jit.createJITDylib(fmt::format("tilec_module_{}", impl_->next_dylib++));
+  if (!created)
+    throw DeviceError(
+        fmt::format("LLVM JIT: creating a JITDylib: {}", Message(created.takeError())));
+  llvm::orc::JITDylib& dylib = *created;
+  // libm (tanhf, …), libgcc (__extendhfsf2, …) and memset come from this process.
+  dylib.addGenerator(Take(llvm::orc::DynamicLibrarySearchGenerator::GetForCurrentProcess(
+                              jit.getDataLayout().getGlobalPrefix()),
+                          "opening the process's symbols"));
+  if (llvm::Error e = jit.addIRModule(
+          dylib, llvm::orc::ThreadSafeModule(std::move(module),
+                                             llvm::orc::ThreadSafeContext(std::move(context)))))
+    throw DeviceError(fmt::format("LLVM JIT: adding a module: {}", Message(std::move(e))));
+  std::vector<void*> addresses;
+  for (const std::string& name : symbols) {
+    llvm::Expected<llvm::orc::ExecutorAddr> addr = jit.lookup(dylib, name);
+    if (!addr) {
+      throw DeviceError(
+          fmt::format("LLVM JIT: compiling '{}': {}", name, Message(addr.takeError())),
+          impl_->TakeLog());
+    }
+    addresses.push_back(addr->toPtr<void*>());
+  }
+  impl_->TakeLog();  // warnings of a successful build
+  return addresses;
+}
+
+}  // namespace tilec::hal::cpu

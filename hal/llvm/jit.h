@@ -1,0 +1,48 @@
+// The host JIT of the llvm:cpu backend: an ORC LLJIT for the host CPU (its
+// name and features, e.g. AVX-512), the O3 pipeline of the new pass manager,
+// and libm / libgcc symbols resolved from the running process.
+//
+// Each compiled module gets a JITDylib of its own, so kernels of different
+// programs may share names; compiled code lives as long as the Jit.
+// Thread safety: every member may be called from several threads.
+#pragma once
+
+#include <memory>
+#include <string>
+#include <vector>
+
+namespace llvm {
+class LLVMContext;
+class Module;
+}  // namespace llvm
+
+namespace tilec::hal::cpu {
+
+class Jit {
+ public:
+  // DeviceError if LLVM has no target for the host.
+  Jit();
+  ~Jit();
+  Jit(const Jit&) = delete;
+  Jit& operator=(const Jit&) = delete;
+
+  const std::string& target_triple() const;
+  const std::string& data_layout() const;
+  const std::string& cpu_name() const;  // LLVM's name of the host CPU ("znver4")
+
+  // Runs the O3 pipeline on `module` (its triple and data layout set to the host's).
+  void Optimize(llvm::Module& module);
+
+  // Optimizes `module` (created in `context`), compiles it and returns the
+  // addresses of `symbols`, in order. DeviceError if compiling or linking
+  // fails (e.g. an unresolved symbol).
+  std::vector<void*> Compile(std::unique_ptr<llvm::LLVMContext> context,
+                             std::unique_ptr<llvm::Module> module,
+                             const std::vector<std::string>& symbols);
+
+ private:
+  struct Impl;
+  std::unique_ptr<Impl> impl_;
+};
+
+}  // namespace tilec::hal::cpu

@@ -1,0 +1,213 @@
+// LlvmDevice (llvm_device.h): buffers, the module cache, executables and
+// launches over the thread pool.
+#include "hal/llvm/llvm_device.h"
+
+#include <fmt/format.h>
+#include <llvm/Config/llvm-config.h>
+#include <llvm/IR/LLVMContext.h>
+#include <llvm/IR/Module.h>
+
+#include <chrono>
+#include <cstdlib>
+#include <cstring>
+#include <map>
+#include <mutex>
+#include <unordered_map>
+
+#include "hal/llvm/cpu_info.h"
+#include "hal/llvm/emit_llvm.h"
+#include "hal/llvm/jit.h"
+#include "hal/llvm/thread_pool.h"
+#include "support/error.h"
+
+namespace tilec::hal::cpu {
+namespace {
+
+constexpr size_t kAlignment = 64;  // a cache line, and an AVX-512 vector
+
+class CpuBuffer final : public DeviceBuffer {
+ public:
+  explicit CpuBuffer(size_t bytes) : size_(bytes) {
+    // Never empty, so kernels always get a valid pointer.
+    size_t padded = (std::max<size_t>(bytes, 1) + kAlignment - 1) / kAlignment * kAlignment;
+    data_ = static_cast<std::byte*>(std::aligned_alloc(kAlignment, padded));
+    if (!data_) throw DeviceError(fmt::format("cannot allocate {} bytes of host memory", bytes));
+    std::memset(data_, 0, padded);
+  }
+  ~CpuBuffer() override { std::free(data_); }
+  CpuBuffer(const CpuBuffer&) = delete;
+  CpuBuffer& operator=(const CpuBuffer&) = delete;
+
+  size_t size() const override { return size_; }
+  std::byte* data() const { return data_; }
+
+ private:
+  std::byte* data_ = nullptr;
+  size_t size_ = 0;
+};
+
+// The entry points of one compiled module, by kernel name.
+using CompiledModule = std::map<std::string, GroupFn>;
+
+struct KernelLaunch {
+  std::string name;
+  GroupFn fn = nullptr;
+  std::array<int64_t, 3> groups = {1, 1, 1};
+  size_t params = 0;
+};
+
+class CpuExecutable final : public Executable {
+ public:
+  CpuExecutable(std::vector<KernelLaunch> kernels, ThreadPool& pool)
+      : kernels_(std::move(kernels)), pool_(pool) {}
+
+  uint64_t Launch(size_t index, const std::vector<DeviceBuffer*>& buffers) override {
+    TILEC_CHECK(index < kernels_.size(), "kernel {} of {}", index, kernels_.size());
+    const KernelLaunch& k = kernels_[index];
+    TILEC_CHECK(buffers.size() == k.params, "kernel '{}' takes {} buffers, {} given", k.name,
+                k.params, buffers.size());
+    std::vector<void*> args;
+    for (DeviceBuffer* b : buffers) {
+      TILEC_CHECK(b != nullptr, "kernel '{}': null buffer", k.name);
+      args.push_back(static_cast<CpuBuffer*>(b)->data());
+    }
+    std::array<int64_t, 3> groups = k.groups;
+    args.push_back(groups.data());
+    int64_t total = groups[0] * groups[1] * groups[2];
+    int chunks = static_cast<int>(std::min<int64_t>(total, pool_.size()));
+    auto start = std::chrono::steady_clock::now();
+    pool_.Run(chunks, [&](int c) {
+      // Contiguous chunks of the linear group ids; sizes differ by at most one.
+      int64_t first = total / chunks * c + std::min<int64_t>(c, total % chunks);
+      int64_t last = first + total / chunks + (c < total % chunks ? 1 : 0);
+      k.fn(args.data(), first, last);
+    });
+    auto ns = std::chrono::duration_cast<std::chrono::nanoseconds>(
+        std::chrono::steady_clock::now() - start);
+    return static_cast<uint64_t>(ns.count());
+  }
+
+ private:
+  std::vector<KernelLaunch> kernels_;
+  ThreadPool& pool_;
+};
+
+}  // namespace
+
+struct LlvmDevice::Impl {
+  Jit jit;
+  compiler::HardwareModel hw = CpuHardwareModel(HostCpu());
+  std::string id = kId;
+  ThreadPool pool{HostCpu().threads};
+  std::mutex cache_mutex;
+  std::unordered_map<std::string, std::shared_ptr<const CompiledModule>> cache;
+
+  EmitOptions Options() const {
+    EmitOptions o;
+    o.target_triple = jit.target_triple();
+    o.data_layout = jit.data_layout();
+    return o;
+  }
+};
+
+LlvmDevice::LlvmDevice() : impl_(std::make_unique<Impl>()) {}
+LlvmDevice::~LlvmDevice() = default;
+
+const std::string& LlvmDevice::id() const { return impl_->id; }
+
+std::string LlvmDevice::Describe() const {
+  const CpuInfo& cpu = HostCpu();
+  return fmt::format("{} ({}; {} threads; LLVM {} ORC JIT, {})",
+                     cpu.model.empty() ? "host CPU" : cpu.model, impl_->jit.cpu_name(), threads(),
+                     LLVM_VERSION_STRING, impl_->jit.target_triple());
+}
+
+const compiler::HardwareModel& LlvmDevice::hardware_model() const { return impl_->hw; }
+
+int LlvmDevice::threads() const { return impl_->pool.size(); }
+
+size_t LlvmDevice::cached_module_count() const {
+  std::lock_guard<std::mutex> lock(impl_->cache_mutex);
+  return impl_->cache.size();
+}
+
+std::unique_ptr<DeviceBuffer> LlvmDevice::Allocate(size_t bytes) {
+  return std::make_unique<CpuBuffer>(bytes);
+}
+
+void LlvmDevice::Write(DeviceBuffer& buffer, const void* data, size_t bytes) {
+  auto& b = static_cast<CpuBuffer&>(buffer);
+  TILEC_CHECK(bytes <= b.size(), "write of {} bytes to a buffer of {}", bytes, b.size());
+  if (bytes) std::memcpy(b.data(), data, bytes);
+}
+
+void LlvmDevice::Read(const DeviceBuffer& buffer, void* data, size_t bytes) {
+  auto& b = static_cast<const CpuBuffer&>(buffer);
+  TILEC_CHECK(bytes <= b.size(), "read of {} bytes from a buffer of {}", bytes, b.size());
+  if (bytes) std::memcpy(data, b.data(), bytes);
+}
+
+std::string LlvmDevice::EmitCode(const sem::Module& module) {
+  return EmitLLVMText(module, impl_->Options());
+}
+
+std::string LlvmDevice::EmitOptimizedIR(const sem::Module& module) {
+  llvm::LLVMContext context;
+  std::unique_ptr<llvm::Module> m = EmitLLVM(module, context, impl_->Options());
+  impl_->jit.Optimize(*m);
+  return PrintModule(*m);
+}
+
+std::unique_ptr<Executable> LlvmDevice::Build(const compiler::CompiledProgram& program) {
+  EmitOptions options = impl_->Options();
+  for (const compiler::CompiledKernel& k : program.kernels)
+    options.local_sizes[k.code.function.name] = k.code.local;
+  auto context = std::make_unique<llvm::LLVMContext>();
+  std::unique_ptr<llvm::Module> module = EmitLLVM(program.Module(), *context, options);
+  std::string key = PrintModule(*module);
+
+  std::shared_ptr<const CompiledModule> compiled;
+  {
+    // Held across the compile: a second Build of the same module waits for the first.
+    std::lock_guard<std::mutex> lock(impl_->cache_mutex);
+    auto it = impl_->cache.find(key);
+    if (it != impl_->cache.end()) {
+      compiled = it->second;
+    } else {
+      std::vector<std::string> names, symbols;
+      for (const compiler::CompiledKernel& k : program.kernels) {
+        names.push_back(k.code.function.name);
+        symbols.push_back(GroupFunctionName(k.code.function.name));
+      }
+      std::vector<void*> addresses =
+          impl_->jit.Compile(std::move(context), std::move(module), symbols);
+      auto entries = std::make_shared<CompiledModule>();
+      for (size_t i = 0; i < names.size(); ++i)
+        (*entries)[names[i]] = reinterpret_cast<GroupFn>(addresses[i]);
+      compiled = entries;
+      impl_->cache.emplace(std::move(key), compiled);
+    }
+  }
+
+  std::vector<KernelLaunch> kernels;
+  for (const compiler::CompiledKernel& k : program.kernels) {
+    KernelLaunch launch;
+    launch.name = k.code.function.name;
+    launch.fn = compiled->at(launch.name);
+    launch.params = k.code.function.params.size();
+    for (const sem::Param& p : k.code.function.params)
+      TILEC_CHECK(p.type.IsPointer(), "kernel '{}': parameter '{}' is not a buffer", launch.name,
+                  p.name);
+    for (int d = 0; d < 3; ++d) {
+      int64_t global = k.code.global[d], local = k.code.local[d];
+      TILEC_CHECK(global >= 1 && local >= 1 && global % local == 0,
+                  "kernel '{}': global size {} is not a multiple of local size {} in dimension {}",
+                  launch.name, global, local, d);
+      launch.groups[d] = global / local;
+    }
+    kernels.push_back(std::move(launch));
+  }
+  return std::make_unique<CpuExecutable>(std::move(kernels), impl_->pool);
+}
+
+}  // namespace tilec::hal::cpu

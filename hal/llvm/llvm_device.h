@@ -1,0 +1,52 @@
+// hal::Device on the host CPU through LLVM (id "llvm:cpu", alias "llvm"):
+// sem -> LLVM IR (emit_llvm.h), O3 and ORC JIT (jit.h), launches split over
+// a persistent thread pool (thread_pool.h).
+//
+// Buffers are host memory (64-byte aligned, zero-filled). Build compiles all
+// kernels of a program as one module; compiled modules are cached per device,
+// keyed by the module's IR text, so rebuilding the same program is free. A
+// launch of G work groups gives each of min(G, threads) threads one
+// contiguous chunk of the linear group ids, the caller thread included, and
+// returns its wall time.
+#pragma once
+
+#include <memory>
+#include <string>
+
+#include "hal/hal.h"
+
+namespace tilec::hal::cpu {
+
+class LlvmDevice final : public hal::Device {
+ public:
+  static constexpr const char* kId = "llvm:cpu";
+
+  // DeviceError if LLVM cannot target the host.
+  LlvmDevice();
+  ~LlvmDevice() override;
+
+  const std::string& id() const override;
+  std::string Describe() const override;
+  const compiler::HardwareModel& hardware_model() const override;
+
+  std::unique_ptr<DeviceBuffer> Allocate(size_t bytes) override;
+  void Write(DeviceBuffer& buffer, const void* data, size_t bytes) override;
+  void Read(const DeviceBuffer& buffer, void* data, size_t bytes) override;
+
+  // The LLVM IR of `module` before optimization (what Build compiles, with
+  // each kernel's Function::work_group_size as its group size).
+  std::string EmitCode(const sem::Module& module) override;
+  // The same IR after the O3 pipeline.
+  std::string EmitOptimizedIR(const sem::Module& module);
+
+  std::unique_ptr<Executable> Build(const compiler::CompiledProgram& program) override;
+
+  int threads() const;                 // of the launch pool, the caller included
+  size_t cached_module_count() const;  // distinct modules compiled so far
+
+ private:
+  struct Impl;
+  std::unique_ptr<Impl> impl_;
+};
+
+}  // namespace tilec::hal::cpu

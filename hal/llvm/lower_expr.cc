@@ -1,0 +1,438 @@
+// Lowering of sem types and expressions to LLVM IR (see emit_llvm.h for the
+// mapping and lower_function.h for the class).
+#include <llvm/ADT/APFloat.h>
+#include <llvm/IR/Intrinsics.h>
+
+#include "hal/llvm/lower_function.h"
+#include "support/error.h"
+
+namespace tilec::hal::cpu {
+namespace {
+
+using namespace tilec::sem;  // NOLINT: this file is all about sem nodes
+
+bool IsSignedType(const Type& t) {
+  return t.IsIndex() || (t.IsScalar() && lang::IsSigned(t.dtype));
+}
+
+// Whether evaluating `e` may fault (a load, an integer division), so that C's
+// lazy && and || must not evaluate it unless needed.
+class MayTrap : public Visitor {
+ public:
+  bool found = false;
+  using Visitor::Visit;
+
+ protected:
+  void VisitLoad(const Load&) override { found = true; }
+  void VisitBinary(const Binary& n) override {
+    if ((n.op == BinaryOp::Div || n.op == BinaryOp::Mod) && n.type.IsInteger()) found = true;
+    Visitor::VisitBinary(n);
+  }
+};
+
+bool MayTrapIn(const Expr& e) {
+  MayTrap v;
+  v.Visit(e);
+  return v.found;
+}
+
+}  // namespace
+
+// --- Types ---------------------------------------------------------------------
+
+llvm::Type* FunctionLowering::IndexTy() {
+  return b_.getIntNTy(f_.index_type == DataType::I64 ? 64 : 32);
+}
+
+llvm::Type* FunctionLowering::ScalarTy(DataType dtype, bool storage) {
+  switch (dtype) {
+    case DataType::Bool: return storage ? b_.getInt8Ty() : b_.getInt1Ty();
+    case DataType::I8:
+    case DataType::U8: return b_.getInt8Ty();
+    case DataType::I16:
+    case DataType::U16: return b_.getInt16Ty();
+    case DataType::I32:
+    case DataType::U32: return b_.getInt32Ty();
+    case DataType::I64:
+    case DataType::U64: return b_.getInt64Ty();
+    case DataType::F16: return b_.getHalfTy();
+    case DataType::F32: return b_.getFloatTy();
+    case DataType::F64: return b_.getDoubleTy();
+  }
+  TILEC_UNREACHABLE("data type");
+}
+
+llvm::Type* FunctionLowering::ValueTy(const Type& t) {
+  TILEC_CHECK(t.IsValue(), "llvm: {} is not a value type", ToString(t));
+  return WithLanes(t.IsIndex() ? IndexTy() : ScalarTy(t.dtype, false), t.width);
+}
+
+llvm::Type* FunctionLowering::StorageTy(const Type& c) {
+  Type e = c.Element();
+  return WithLanes(e.IsIndex() ? IndexTy() : ScalarTy(e.dtype, true), e.width);
+}
+
+llvm::Type* FunctionLowering::VarTy(const Type& t) {
+  if (t.IsPointer()) return b_.getPtrTy();
+  if (t.IsArray()) return llvm::ArrayType::get(StorageTy(t), static_cast<uint64_t>(t.count));
+  return ValueTy(t);
+}
+
+uint64_t FunctionLowering::ScalarBytes(const Type& t) const {
+  bool index = t.IsIndex() || ((t.IsPointer() || t.IsArray()) && t.elem_kind == TypeKind::Index);
+  if (index) return f_.index_type == DataType::I64 ? 8 : 4;
+  return static_cast<uint64_t>(lang::ByteSize(t.dtype));
+}
+
+// --- Constants -------------------------------------------------------------------
+
+llvm::Value* FunctionLowering::IntConstant(int64_t v, const Type& t) {
+  auto* ty = llvm::cast<llvm::IntegerType>(ValueTy(t.WithWidth(1)));
+  unsigned bits = ty->getBitWidth();
+  uint64_t pattern = static_cast<uint64_t>(v);
+  if (bits < 64) pattern &= (uint64_t{1} << bits) - 1;
+  return llvm::ConstantInt::get(ty, pattern);
+}
+
+llvm::Value* FunctionLowering::Limit(const LimitConst& n) {
+  const Type& t = n.type;
+  llvm::Type* ty = ValueTy(t);
+  switch (n.which) {
+    case LimitKind::Zero: return llvm::Constant::getNullValue(ty);
+    case LimitKind::One:
+      if (t.IsFloat()) return llvm::ConstantFP::get(ty, 1.0);
+      return llvm::ConstantInt::get(ty, 1);
+    case LimitKind::Min:
+    case LimitKind::Max: break;
+  }
+  bool is_min = n.which == LimitKind::Min;
+  if (t.IsBool()) return b_.getInt1(!is_min);
+  if (t.IsFloat()) {
+    return llvm::ConstantFP::get(ctx_, llvm::APFloat::getLargest(ty->getFltSemantics(), is_min));
+  }
+  unsigned bits = ty->getIntegerBitWidth();
+  llvm::APInt v =
+      IsSignedType(t)
+          ? (is_min ? llvm::APInt::getSignedMinValue(bits) : llvm::APInt::getSignedMaxValue(bits))
+          : (is_min ? llvm::APInt::getMinValue(bits) : llvm::APInt::getMaxValue(bits));
+  return llvm::ConstantInt::get(ctx_, v);
+}
+
+// --- Expressions -----------------------------------------------------------------
+
+llvm::Value* FunctionLowering::Truth(const Expr& e) {
+  llvm::Value* v = E(e);
+  if (e->type.IsBool()) return v;
+  return b_.CreateICmpNE(v, llvm::Constant::getNullValue(v->getType()));
+}
+
+llvm::Value* FunctionLowering::ToI64(llvm::Value* v, const Type& t) {
+  return b_.CreateIntCast(v, b_.getInt64Ty(), IsSignedType(t));
+}
+
+llvm::Value* FunctionLowering::E(const Expr& e) {
+  switch (e->kind) {
+    case NodeKind::IntConst: {
+      auto& n = static_cast<const IntConst&>(*e);
+      return IntConstant(n.value, n.type);
+    }
+    case NodeKind::FloatConst: {
+      auto& n = static_cast<const FloatConst&>(*e);
+      return llvm::ConstantFP::get(ValueTy(n.type), n.value);
+    }
+    case NodeKind::BoolConst: return b_.getInt1(static_cast<const BoolConst&>(*e).value);
+    case NodeKind::LimitConst: return Limit(static_cast<const LimitConst&>(*e));
+    case NodeKind::VarRef: {
+      auto& n = static_cast<const VarRef&>(*e);
+      const Var& v = Lookup(n.name);
+      TILEC_CHECK(!v.type.IsArray(), "llvm: array '{}' used as a value", n.name);
+      return b_.CreateLoad(v.ty, Address(v), n.name);
+    }
+    case NodeKind::Load: return LoadValue(static_cast<const Load&>(*e));
+    case NodeKind::Unary: {
+      auto& n = static_cast<const Unary&>(*e);
+      llvm::Value* a = E(n.operand);
+      switch (n.op) {
+        case UnaryOp::Neg:
+          if (n.type.IsFloat()) return b_.CreateFNeg(a);
+          return b_.CreateNeg(a, "", n.type.IsIndex());
+        case UnaryOp::BitNot:
+        case UnaryOp::LogicalNot: return b_.CreateNot(a);
+      }
+      TILEC_UNREACHABLE("unary op");
+    }
+    case NodeKind::Binary: return BinaryValue(static_cast<const Binary&>(*e));
+    case NodeKind::Select: {
+      auto& n = static_cast<const Select&>(*e);
+      llvm::Value* c = E(n.cond);
+      llvm::Value* t = E(n.true_value);
+      llvm::Value* f = E(n.false_value);
+      return b_.CreateSelect(c, t, f);
+    }
+    case NodeKind::Cond: return CondValue(static_cast<const Cond&>(*e));
+    case NodeKind::Clamp: {
+      auto& n = static_cast<const Clamp&>(*e);
+      llvm::Value* v = E(n.value);
+      llvm::Value* lo = E(n.lo);
+      llvm::Value* hi = E(n.hi);
+      return Arith(BinaryOp::Min, n.type, Arith(BinaryOp::Max, n.type, v, lo), hi);
+    }
+    case NodeKind::Cast: {
+      auto& n = static_cast<const Cast&>(*e);
+      return CastValue(E(n.value), n.value->type, n.type);
+    }
+    case NodeKind::Call: return CallValue(static_cast<const Call&>(*e));
+    case NodeKind::ThreadIndex: return ThreadIndexValue(static_cast<const ThreadIndex&>(*e));
+    case NodeKind::Broadcast: {
+      auto& n = static_cast<const Broadcast&>(*e);
+      return b_.CreateVectorSplat(static_cast<unsigned>(n.type.width), E(n.value));
+    }
+    case NodeKind::VectorExtract: {
+      auto& n = static_cast<const VectorExtract&>(*e);
+      return b_.CreateExtractElement(E(n.vector), static_cast<uint64_t>(n.lane));
+    }
+    case NodeKind::VectorInsert: {
+      auto& n = static_cast<const VectorInsert&>(*e);
+      llvm::Value* v = E(n.vector);
+      return b_.CreateInsertElement(v, E(n.value), static_cast<uint64_t>(n.lane));
+    }
+    default: TILEC_UNREACHABLE("expression kind {}", Name(e->kind));
+  }
+}
+
+// The address of element `index` of a pointer or a named array.
+llvm::Value* FunctionLowering::ElementAddress(const Expr& base, const Expr& index) {
+  llvm::Value* ptr = nullptr;
+  if (base->type.IsArray()) {
+    ptr = Address(Lookup(static_cast<const VarRef&>(*base).name));
+  } else {
+    ptr = E(base);
+  }
+  llvm::Value* i = ToI64(E(index), index->type);
+  return b_.CreateGEP(StorageTy(base->type), ptr, i);
+}
+
+llvm::Value* FunctionLowering::LoadValue(const Load& n) {
+  const Type& c = n.base->type;
+  llvm::Value* addr = ElementAddress(n.base, n.index);
+  llvm::Type* ty = StorageTy(c);
+  if (c.width == 1 && n.type.width > 1) ty = WithLanes(ty, n.type.width);  // N contiguous elements
+  llvm::Value* v = b_.CreateAlignedLoad(ty, addr, llvm::Align(ScalarBytes(c)));
+  if (c.Element().IsBool()) v = b_.CreateICmpNE(v, llvm::Constant::getNullValue(ty));
+  return v;
+}
+
+llvm::Value* FunctionLowering::Arith(BinaryOp op, const Type& t, llvm::Value* a, llvm::Value* b) {
+  bool is_float = t.IsFloat();
+  bool is_signed = IsSignedType(t);
+  bool nsw = t.IsIndex();  // index arithmetic never overflows (the generator sizes the index type)
+  switch (op) {
+    case BinaryOp::Add: return is_float ? b_.CreateFAdd(a, b) : b_.CreateAdd(a, b, "", false, nsw);
+    case BinaryOp::Sub: return is_float ? b_.CreateFSub(a, b) : b_.CreateSub(a, b, "", false, nsw);
+    case BinaryOp::Mul: return is_float ? b_.CreateFMul(a, b) : b_.CreateMul(a, b, "", false, nsw);
+    case BinaryOp::Div:
+      if (is_float) return b_.CreateFDiv(a, b);
+      return is_signed ? b_.CreateSDiv(a, b) : b_.CreateUDiv(a, b);
+    case BinaryOp::Mod: return is_signed ? b_.CreateSRem(a, b) : b_.CreateURem(a, b);
+    case BinaryOp::Min:
+      return b_.CreateBinaryIntrinsic(is_float    ? llvm::Intrinsic::minnum
+                                      : is_signed ? llvm::Intrinsic::smin
+                                                  : llvm::Intrinsic::umin,
+                                      a, b);
+    case BinaryOp::Max:
+      return b_.CreateBinaryIntrinsic(is_float    ? llvm::Intrinsic::maxnum
+                                      : is_signed ? llvm::Intrinsic::smax
+                                                  : llvm::Intrinsic::umax,
+                                      a, b);
+    case BinaryOp::BitAnd:
+    case BinaryOp::LogicalAnd: return b_.CreateAnd(a, b);
+    case BinaryOp::BitOr:
+    case BinaryOp::LogicalOr: return b_.CreateOr(a, b);
+    case BinaryOp::BitXor: return b_.CreateXor(a, b);
+    case BinaryOp::Shl: return b_.CreateShl(a, b);
+    case BinaryOp::Shr: return is_signed ? b_.CreateAShr(a, b) : b_.CreateLShr(a, b);
+    default: TILEC_UNREACHABLE("arithmetic op {}", Spelling(op));
+  }
+}
+
+llvm::Value* FunctionLowering::Compare(BinaryOp op, const Type& t, llvm::Value* a, llvm::Value* b) {
+  using P = llvm::CmpInst::Predicate;
+  if (t.IsFloat()) {
+    // C: every comparison with NaN is false except !=.
+    static const P kFloat[] = {P::FCMP_OEQ, P::FCMP_UNE, P::FCMP_OLT,
+                               P::FCMP_OGT, P::FCMP_OLE, P::FCMP_OGE};
+    return b_.CreateFCmp(kFloat[static_cast<int>(op) - static_cast<int>(BinaryOp::Eq)], a, b);
+  }
+  static const P kSigned[] = {P::ICMP_EQ,  P::ICMP_NE,  P::ICMP_SLT,
+                              P::ICMP_SGT, P::ICMP_SLE, P::ICMP_SGE};
+  static const P kUnsigned[] = {P::ICMP_EQ,  P::ICMP_NE,  P::ICMP_ULT,
+                                P::ICMP_UGT, P::ICMP_ULE, P::ICMP_UGE};
+  int k = static_cast<int>(op) - static_cast<int>(BinaryOp::Eq);
+  return b_.CreateICmp(IsSignedType(t) ? kSigned[k] : kUnsigned[k], a, b);  // bool: false < true
+}
+
+llvm::Value* FunctionLowering::BinaryValue(const Binary& n) {
+  const Type& t = n.a->type;
+  if (t.IsPointer()) {
+    llvm::Value* ptr = E(n.a);
+    llvm::Value* offset = ToI64(E(n.b), n.b->type);
+    if (n.op == BinaryOp::Sub) offset = b_.CreateNeg(offset);
+    return b_.CreateGEP(StorageTy(t), ptr, offset);
+  }
+  bool logical = n.op == BinaryOp::LogicalAnd || n.op == BinaryOp::LogicalOr;
+  if (logical && t.width == 1 && MayTrapIn(n.b)) {
+    // a && b: b only when a; a || b: b only when !a.
+    bool is_and = n.op == BinaryOp::LogicalAnd;
+    return Lazy(
+        n.a, is_and, [&] { return E(n.b); }, b_.getInt1(!is_and));
+  }
+  llvm::Value* a = E(n.a);
+  llvm::Value* b = E(n.b);
+  if (IsComparison(n.op)) return Compare(n.op, t, a, b);
+  return Arith(n.op, t, a, b);
+}
+
+// `Truth(cond) == when ? taken() : otherwise`, evaluating taken() only then.
+llvm::Value* FunctionLowering::Lazy(const Expr& cond, bool when,
+                                    const std::function<llvm::Value*()>& taken,
+                                    llvm::Value* otherwise) {
+  llvm::Value* c = Truth(cond);
+  llvm::BasicBlock* from = b_.GetInsertBlock();
+  auto* yes = llvm::BasicBlock::Create(ctx_, "lazy", fn_);
+  auto* join = llvm::BasicBlock::Create(ctx_, "lazy.end", fn_);
+  if (when)
+    b_.CreateCondBr(c, yes, join);
+  else
+    b_.CreateCondBr(c, join, yes);
+  b_.SetInsertPoint(yes);
+  llvm::Value* v = taken();
+  llvm::BasicBlock* yes_end = b_.GetInsertBlock();
+  b_.CreateBr(join);
+  b_.SetInsertPoint(join);
+  llvm::PHINode* phi = b_.CreatePHI(v->getType(), 2);
+  phi->addIncoming(v, yes_end);
+  phi->addIncoming(otherwise, from);
+  return phi;
+}
+
+llvm::Value* FunctionLowering::CondValue(const Cond& n) {
+  llvm::Value* c = Truth(n.cond);
+  auto* then_block = llvm::BasicBlock::Create(ctx_, "cond.true", fn_);
+  auto* else_block = llvm::BasicBlock::Create(ctx_, "cond.false", fn_);
+  auto* join = llvm::BasicBlock::Create(ctx_, "cond.end", fn_);
+  b_.CreateCondBr(c, then_block, else_block);
+  b_.SetInsertPoint(then_block);
+  llvm::Value* t = E(n.true_value);
+  llvm::BasicBlock* then_end = b_.GetInsertBlock();
+  b_.CreateBr(join);
+  b_.SetInsertPoint(else_block);
+  llvm::Value* f = E(n.false_value);
+  llvm::BasicBlock* else_end = b_.GetInsertBlock();
+  b_.CreateBr(join);
+  b_.SetInsertPoint(join);
+  llvm::PHINode* phi = b_.CreatePHI(t->getType(), 2);
+  phi->addIncoming(t, then_end);
+  phi->addIncoming(f, else_end);
+  return phi;
+}
+
+// C conversions, lane-wise.
+llvm::Value* FunctionLowering::CastValue(llvm::Value* v, const Type& from, const Type& to) {
+  llvm::Type* dst = ValueTy(to);
+  if (to.IsBool()) {
+    if (from.IsBool()) return v;
+    llvm::Value* zero = llvm::Constant::getNullValue(v->getType());
+    return from.IsFloat() ? b_.CreateFCmpUNE(v, zero) : b_.CreateICmpNE(v, zero);
+  }
+  if (from.IsBool()) return to.IsFloat() ? b_.CreateUIToFP(v, dst) : b_.CreateZExt(v, dst);
+  if (from.IsFloat() && to.IsFloat()) return b_.CreateFPCast(v, dst);
+  if (from.IsFloat()) return IsSignedType(to) ? b_.CreateFPToSI(v, dst) : b_.CreateFPToUI(v, dst);
+  if (to.IsFloat()) return IsSignedType(from) ? b_.CreateSIToFP(v, dst) : b_.CreateUIToFP(v, dst);
+  return b_.CreateIntCast(v, dst, IsSignedType(from));
+}
+
+llvm::Value* FunctionLowering::CallValue(const Call& n) {
+  std::vector<llvm::Value*> args;
+  for (const Expr& a : n.args) args.push_back(E(a));
+  llvm::Type* ty = ValueTy(n.type);
+  auto intrinsic = [&](llvm::Intrinsic::ID id) -> llvm::Value* {
+    return b_.CreateIntrinsic(id, {ty}, args);
+  };
+  switch (n.fn) {
+    case CallFn::Exp: return intrinsic(llvm::Intrinsic::exp);
+    case CallFn::Log: return intrinsic(llvm::Intrinsic::log);
+    case CallFn::Sqrt: return intrinsic(llvm::Intrinsic::sqrt);
+    case CallFn::Pow: return intrinsic(llvm::Intrinsic::pow);
+    case CallFn::Sin: return intrinsic(llvm::Intrinsic::sin);
+    case CallFn::Cos: return intrinsic(llvm::Intrinsic::cos);
+    case CallFn::Fabs: return intrinsic(llvm::Intrinsic::fabs);
+    case CallFn::Floor: return intrinsic(llvm::Intrinsic::floor);
+    case CallFn::Ceil: return intrinsic(llvm::Intrinsic::ceil);
+    case CallFn::Round: return intrinsic(llvm::Intrinsic::round);  // C round: half away from zero
+    case CallFn::Fma: return intrinsic(llvm::Intrinsic::fma);
+    case CallFn::Mad: return intrinsic(llvm::Intrinsic::fmuladd);
+    case CallFn::Tanh:
+    case CallFn::Tan:
+    case CallFn::Sinh:
+    case CallFn::Cosh:
+    case CallFn::Asin:
+    case CallFn::Acos:
+    case CallFn::Atan: return LibmCall(std::string(Name(n.fn)), n.type, args);
+  }
+  TILEC_UNREACHABLE("call fn");
+}
+
+// libm's `name` (float: `namef`; half computes in float), lane by lane.
+llvm::Value* FunctionLowering::LibmCall(const std::string& name, const Type& t,
+                                        const std::vector<llvm::Value*>& args) {
+  bool is_double = t.dtype == DataType::F64;
+  llvm::Type* lane_ty = ScalarTy(t.dtype, false);
+  llvm::Type* call_ty = is_double ? b_.getDoubleTy() : b_.getFloatTy();
+  std::vector<llvm::Type*> params(args.size(), call_ty);
+  std::string symbol = is_double ? name : name + "f";
+  llvm::Function* existing = module_.getFunction(symbol);
+  TILEC_CHECK(!existing || existing->isDeclaration(), "llvm: function '{}' hides libm's", symbol);
+  llvm::FunctionCallee fn =
+      module_.getOrInsertFunction(symbol, llvm::FunctionType::get(call_ty, params, false));
+  if (auto* decl = llvm::dyn_cast<llvm::Function>(fn.getCallee())) {
+    // As with -fno-math-errno: pure, so LLVM may hoist and drop calls.
+    decl->setDoesNotThrow();
+    decl->setDoesNotAccessMemory();
+    decl->setWillReturn();
+  }
+  auto one_lane = [&](const std::vector<llvm::Value*>& lane_args) {
+    std::vector<llvm::Value*> call_args;
+    for (llvm::Value* a : lane_args) call_args.push_back(b_.CreateFPCast(a, call_ty));
+    llvm::CallInst* call = b_.CreateCall(fn, call_args);
+    call->setDoesNotAccessMemory();
+    return b_.CreateFPCast(call, lane_ty);
+  };
+  if (t.width == 1) return one_lane(args);
+  llvm::Value* out = llvm::PoisonValue::get(ValueTy(t));
+  for (int lane = 0; lane < t.width; ++lane) {
+    std::vector<llvm::Value*> lane_args;
+    for (llvm::Value* a : args)
+      lane_args.push_back(b_.CreateExtractElement(a, static_cast<uint64_t>(lane)));
+    out = b_.CreateInsertElement(out, one_lane(lane_args), static_cast<uint64_t>(lane));
+  }
+  return out;
+}
+
+llvm::Value* FunctionLowering::ThreadIndexValue(const ThreadIndex& n) {
+  TILEC_CHECK(f_.is_kernel, "llvm: {}({}) in helper function '{}'", Name(n.which), n.dim, f_.name);
+  int d = n.dim;
+  llvm::Value* v = nullptr;
+  switch (n.which) {
+    case ThreadIndexKind::LocalId: v = local_id_[d]; break;
+    case ThreadIndexKind::GroupId: v = group_id_[d]; break;
+    case ThreadIndexKind::GlobalId:
+      v = b_.CreateAdd(b_.CreateMul(group_id_[d], b_.getInt64(local_[d]), "", true, true),
+                       local_id_[d], "", true, true);
+      break;
+    case ThreadIndexKind::LocalSize: v = b_.getInt64(local_[d]); break;
+    case ThreadIndexKind::NumGroups: v = num_groups_[d]; break;
+  }
+  return b_.CreateTrunc(v, IndexTy());
+}
+
+}  // namespace tilec::hal::cpu

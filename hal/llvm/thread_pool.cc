@@ -1,0 +1,76 @@
+// ThreadPool (thread_pool.h): workers waiting on a launch generation.
+#include "hal/llvm/thread_pool.h"
+
+#include "support/error.h"
+
+namespace tilec::hal::cpu {
+
+ThreadPool::ThreadPool(int threads) {
+  TILEC_CHECK(threads >= 1, "thread pool of {} threads", threads);
+  for (int w = 1; w < threads; ++w) workers_.emplace_back([this, w] { Work(w); });
+}
+
+ThreadPool::~ThreadPool() {
+  {
+    std::lock_guard<std::mutex> lock(mutex_);
+    stop_ = true;
+  }
+  start_.notify_all();
+  for (std::thread& t : workers_) t.join();
+}
+
+void ThreadPool::Work(int index) {
+  uint64_t seen = 0;
+  while (true) {
+    const std::function<void(int)>* fn = nullptr;
+    {
+      std::unique_lock<std::mutex> lock(mutex_);
+      start_.wait(lock, [&] { return stop_ || generation_ != seen; });
+      if (stop_) return;
+      seen = generation_;
+      if (index >= chunks_) continue;
+      fn = fn_;
+    }
+    std::exception_ptr error;
+    try {
+      (*fn)(index);
+    } catch (...) {
+      error = std::current_exception();
+    }
+    std::lock_guard<std::mutex> lock(mutex_);
+    if (error && !error_) error_ = error;
+    if (--pending_ == 0) finished_.notify_all();
+  }
+}
+
+void ThreadPool::Run(int chunks, const std::function<void(int)>& fn) {
+  TILEC_CHECK(chunks >= 0 && chunks <= size(), "{} chunks for a pool of {} threads", chunks,
+              size());
+  std::lock_guard<std::mutex> run_lock(run_mutex_);
+  if (chunks <= 1) {
+    if (chunks == 1) fn(0);
+    return;
+  }
+  {
+    std::lock_guard<std::mutex> lock(mutex_);
+    fn_ = &fn;
+    chunks_ = chunks;
+    pending_ = chunks - 1;
+    error_ = nullptr;
+    ++generation_;
+  }
+  start_.notify_all();
+  std::exception_ptr error;
+  try {
+    fn(0);
+  } catch (...) {
+    error = std::current_exception();
+  }
+  std::unique_lock<std::mutex> lock(mutex_);
+  finished_.wait(lock, [&] { return pending_ == 0; });
+  fn_ = nullptr;
+  if (!error) error = error_;
+  if (error) std::rethrow_exception(error);
+}
+
+}  // namespace tilec::hal::cpu

@@ -1,0 +1,47 @@
+// A persistent pool of worker threads for kernel launches on the CPU.
+//
+// Created once per device; Run hands out chunks of one launch, the calling
+// thread working on chunk 0 and worker w on chunk w, and returns when every
+// chunk is done. Launches from several threads run one at a time.
+#pragma once
+
+#include <condition_variable>
+#include <cstdint>
+#include <exception>
+#include <functional>
+#include <mutex>
+#include <thread>
+#include <vector>
+
+namespace tilec::hal::cpu {
+
+class ThreadPool {
+ public:
+  // `threads` counts the caller: threads - 1 workers are started (>= 1).
+  explicit ThreadPool(int threads);
+  ~ThreadPool();
+  ThreadPool(const ThreadPool&) = delete;
+  ThreadPool& operator=(const ThreadPool&) = delete;
+
+  int size() const { return static_cast<int>(workers_.size()) + 1; }
+
+  // Calls fn(c) for every c in [0, chunks), chunks <= size(), each on its
+  // own thread, and waits for all. An exception of a chunk is rethrown here.
+  void Run(int chunks, const std::function<void(int)>& fn);
+
+ private:
+  void Work(int index);
+
+  std::vector<std::thread> workers_;
+  std::mutex run_mutex_;  // one launch at a time
+  std::mutex mutex_;
+  std::condition_variable start_, finished_;
+  uint64_t generation_ = 0;  // bumped per launch
+  int chunks_ = 0;
+  int pending_ = 0;  // worker chunks not finished
+  const std::function<void(int)>* fn_ = nullptr;
+  std::exception_ptr error_;
+  bool stop_ = false;
+};
+
+}  // namespace tilec::hal::cpu

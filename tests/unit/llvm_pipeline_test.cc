@@ -1,0 +1,222 @@
+// Execution tests of the kernel pipeline on the llvm:cpu device: Tile
+// programs compiled with the device's model and with forced tiles (so fast
+// and slow paths run), in the CPU form (one work item per group) and the GPU
+// form (local-memory staging, barriers, many work items per group), compared
+// with the reference evaluator on random inputs. Also the device's
+// registration, its IR output and its compile time.
+#include <gtest/gtest.h>
+
+#include <chrono>
+
+#include "hal/llvm/llvm_device.h"
+#include "tests/unit/pipeline_check.h"
+
+namespace tilec {
+namespace {
+
+using testing::Case;
+using testing::F32;
+using testing::F64;
+
+std::shared_ptr<hal::Device> Device() {
+  static std::shared_ptr<hal::Device> device = hal::OpenDevice("llvm");
+  return device;
+}
+
+struct Form {
+  bool local = false;     // stage inputs in local memory (barriers)
+  int64_t threads = 1;    // work items per group the generator aims for
+  bool vectorize = true;  // without local staging: the vector form where it fits
+};
+
+// Compiles `c` in `form` (and `options`) with the device's model, runs it on
+// random inputs and compares every output with the reference evaluator.
+std::unique_ptr<runtime::Program> Check(const Case& c, Form form, compiler::CompileOptions options,
+                                        const std::string& what, double tolerance = 1e-4) {
+  options.hw = Device()->hardware_model();
+  options.hw.threads = form.threads;
+  options.use_local = form.local;
+  options.vectorize = form.vectorize;
+  auto program = std::make_unique<runtime::Program>(
+      runtime::Program::Compile(testing::BindCase(c), Device(), options, true));
+  testing::CompareWithEvaluator(*program,
+                                fmt::format("{} (local={}, threads={}, vectorize={})", what,
+                                            form.local, form.threads, form.vectorize),
+                                tolerance);
+  return program;
+}
+
+// The vector form, the flat CPU form, local staging with one work item and
+// the GPU form with barriers between many work items.
+const std::vector<Form> kForms = {{false, 1}, {false, 1, false}, {true, 1}, {true, 16}, {true, 64}};
+
+const char* kConvRelu = R"(function (D[N, X, Y, CI], K[I, J, CO, CI]) -> (R) {
+  O[n, x, y, co : N, X, Y, CO] = +(D[n, x + i - 1, y + j - 1, ci] * K[i, j, co, ci]);
+  R = (O > 0 ? O : 0);
+})";
+
+TEST(LlvmPipeline, ConvReluSamePaddingAllForms) {
+  Case c{kConvRelu, {{"D", F32({2, 9, 7, 5})}, {"K", F32({3, 3, 6, 5})}}};
+  for (const Form& f : kForms) Check(c, f, {}, "conv");
+}
+
+TEST(LlvmPipeline, ConvReluForcedTilesBothPaths) {
+  // Indices: ci co i j n x y. Tiles that do not divide the ranges, and tiles
+  // covering the image edge, so both the fast and the slow path run.
+  Case c{kConvRelu, {{"D", F32({2, 9, 7, 5})}, {"K", F32({3, 3, 6, 5})}}};
+  std::vector<std::vector<int64_t>> tiles = {
+      {1, 1, 1, 1, 1, 1, 1}, {2, 4, 2, 3, 1, 4, 2}, {5, 6, 3, 3, 2, 9, 7}, {4, 3, 2, 2, 2, 3, 4}};
+  // Every tile in the flat CPU form; the forms with local memory on a few
+  // (each compile costs a few hundred milliseconds).
+  for (size_t k = 0; k < tiles.size(); ++k)
+    for (const Form& f : {Form{false, 1, false}, Form{true, 1}, Form{true, 16}}) {
+      if (f.local && k % 2 != static_cast<size_t>(f.threads > 1)) continue;
+      compiler::CompileOptions o;
+      o.forced_tiles["kernel_0"] = tiles[k];
+      Check(c, f, o, fmt::format("conv tile [{}]", fmt::join(tiles[k], ",")));
+    }
+}
+
+TEST(LlvmPipeline, MatmulOddSizes) {
+  Case c{"function (A[M, K], B[K, N]) -> (C) { C[i, j : M, N] = +(A[i, k] * B[k, j]); }",
+         {{"A", F32({37, 29})}, {"B", F32({29, 19})}}};
+  for (const Form& f : {Form{false, 1}, Form{false, 1, false}, Form{true, 1}, Form{true, 64}}) {
+    compiler::CompileOptions o;
+    Check(c, f, o, "matmul");
+    o.forced_tiles["kernel_0"] = {8, 16, 4};
+    Check(c, f, o, "matmul forced");
+  }
+}
+
+TEST(LlvmPipeline, ManyGroupsNotDividingTheThreads) {
+  // One output element per group: 37 * 19 = 703 groups over the pool.
+  Case c{"function (A[M, K], B[K, N]) -> (C) { C[i, j : M, N] = +(A[i, k] * B[k, j]); }",
+         {{"A", F32({37, 29})}, {"B", F32({29, 19})}}};
+  compiler::CompileOptions o;
+  o.forced_tiles["kernel_0"] = {1, 1, 29};
+  auto program = Check(c, {false, 1, false}, o, "matmul, a group per element");
+  const compiler::GeneratedKernel& k = program->compiled().kernels.at(0).code;
+  EXPECT_EQ(k.global[0] * k.global[1] * k.global[2], 703);
+  EXPECT_EQ(k.local[0] * k.local[1] * k.local[2], 1);
+  auto* device = dynamic_cast<hal::cpu::LlvmDevice*>(Device().get());
+  ASSERT_NE(device, nullptr);
+  if (device->threads() > 1) {
+    EXPECT_NE(703 % device->threads(), 0);
+  }
+}
+
+// The vector form (gen_vector.cc) chosen for the CPU's model: <16 x float>
+// loads, broadcasts and fma; tails in the vector and block indices; padding
+// on the slow path.
+const char* kConvHwio = R"(function (D[N, X, Y, CI], K[I, J, CI, CO], B[CO]) -> (R) {
+  O[n, x, y, co : N, X, Y, CO] = +(D[n, x + i - 1, y + j - 1, ci] * K[i, j, ci, co]);
+  R = relu(O + B);
+})";
+
+TEST(LlvmPipeline, VectorForm) {
+  std::vector<Case> cases = {
+      {kConvHwio, {{"D", F32({2, 9, 7, 5})}, {"K", F32({3, 3, 5, 32})}, {"B", F32({32})}}},
+      {kConvHwio, {{"D", F32({1, 6, 11, 3})}, {"K", F32({3, 3, 3, 48})}, {"B", F32({48})}}},
+      {kConvHwio, {{"D", F32({1, 5, 5, 2})}, {"K", F32({3, 3, 2, 20})}, {"B", F32({20})}}},
+      {kConvRelu, {{"D", F32({1, 9, 7, 5})}, {"K", F32({3, 3, 40, 5})}}},  // K relaid out first
+      {"function (A[N, M], B[M]) -> (C) { C = exp(A) * B + 1; }",
+       {{"A", F32({3, 64})}, {"B", F32({64})}}},
+  };
+  for (size_t i = 0; i < cases.size(); ++i) {
+    auto program = Check(cases[i], {false, 1}, {}, fmt::format("vector case {}", i));
+    bool vector = false;
+    for (const auto& k : program->compiled().kernels) vector |= !k.code.vector_plan.empty();
+    EXPECT_TRUE(vector) << "case " << i << " did not use the vector form";
+  }
+}
+
+TEST(LlvmPipeline, ReductionsAndUnreached) {
+  Case c{R"(function (I[N, M]) -> (S, P, MX, MN) {
+  S[i : N] = +(I[i, j]);
+  P[i : N] = *(I[i, j]), j < 3;
+  MX[i : N] = >(I[i, j]), i + j < 4;
+  MN[j : M] = <(I[i, j]);
+})",
+         {{"I", F32({6, 5})}}};
+  for (const Form& f : {Form{false, 1}, Form{false, 1, false}, Form{true, 16}})
+    Check(c, f, {}, "reductions");
+}
+
+TEST(LlvmPipeline, ElementwiseChainAndBroadcast) {
+  Case c{R"(function (A[N, M], B[M]) -> (C, D) {
+  C = exp(A) * B + 1;
+  D = (A > B ? A - B : -A) / 2;
+})",
+         {{"A", F32({7, 13})}, {"B", F32({13})}}};
+  for (const Form& f : {Form{false, 1}, Form{false, 64}}) Check(c, f, {}, "elementwise");
+}
+
+TEST(LlvmPipeline, FillAndDefault) {
+  Case c{R"(function (A[N], P[M]) -> (O, Q) {
+  O[2 * i : 2 * N] = =(A[i]);
+  Q[i + 1 : M] = =(A[i]) default P;
+})",
+         {{"A", F32({5})}, {"P", F32({9})}}};
+  for (const Form& f : {Form{false, 1}, Form{true, 16}}) Check(c, f, {}, "fill/default");
+}
+
+TEST(LlvmPipeline, IntegersAndCasts) {
+  Case c{R"(function (A[N], B[N]) -> (Q, R, F) {
+  Q = A / B;
+  R = A % B;
+  F = as_int(A * 1.7, 32);
+})",
+         {{"A", {lang::DataType::I32, {17}}}, {"B", {lang::DataType::I32, {17}}}}};
+  Check(c, {false, 1}, {}, "ints");
+}
+
+TEST(LlvmPipeline, HalfAndDouble) {
+  Case h{"function (A[N], B[N]) -> (C) { C = A * B + 1; }",
+         {{"A", {lang::DataType::F16, {33}}}, {"B", {lang::DataType::F16, {33}}}}};
+  Check(h, {false, 1}, {}, "f16", 1e-2);
+  Case d{"function (A[M, K], B[K, N]) -> (C) { C[i, j : M, N] = +(A[i, k] * B[k, j]); }",
+         {{"A", {lang::DataType::F64, {9, 7}}}, {"B", {lang::DataType::F64, {7, 5}}}}};
+  for (const Form& f : {Form{false, 1}, Form{false, 1, false}, Form{true, 16}})
+    Check(d, f, {}, "f64 matmul", 1e-9);
+}
+
+TEST(LlvmPipeline, GatherUpsampleArgmax) {
+  Case c{R"(function (D[N, C], I[K], U[L]) -> (G, O, AM) {
+  G = gather(D, I);
+  O[i : 2 * L] = =(U[i / 2]);
+  Mx[n : N] = >(D[n, c]);
+  Ix = index(D, 1);
+  AM[n : N] = >(D[n, c] == Mx[n] ? Ix[n, c]);
+})",
+         {{"D", F32({4, 6})}, {"I", {lang::DataType::I32, {5}}}, {"U", F32({7})}}};
+  Check(c, {false, 1}, {}, "gather/upsample/argmax");
+}
+
+TEST(LlvmPipeline, DeviceRegistration) {
+  std::vector<std::string> ids = hal::ListDeviceIds();
+  ASSERT_FALSE(ids.empty());
+  EXPECT_EQ(ids.front(), "llvm:cpu");
+  EXPECT_EQ(hal::OpenDevice("llvm:cpu")->id(), "llvm:cpu");
+  EXPECT_EQ(Device()->id(), "llvm:cpu");
+  std::string all = hal::DescribeAllDevices();
+  EXPECT_NE(all.find("llvm:cpu\n"), std::string::npos) << all;
+  EXPECT_NE(all.find("vec_size="), std::string::npos) << all;
+  EXPECT_THROW(hal::OpenDevice("llvm:gpu"), UserError);
+}
+
+TEST(LlvmPipeline, ConvCompilesWellUnderASecond) {
+  lang::Program bound = lang::Bind(lang::Parse(MakeSource("conv.tile", kConvRelu)),
+                                   {{"D", F32({1, 56, 56, 64})}, {"K", F32({3, 3, 64, 64})}});
+  compiler::CompileOptions options;
+  options.hw = Device()->hardware_model();
+  compiler::CompiledProgram compiled = compiler::CompileProgram(bound, options);
+  auto start = std::chrono::steady_clock::now();
+  std::unique_ptr<hal::Executable> exe = Device()->Build(compiled);
+  double seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+  EXPECT_LT(seconds, 1.0);
+  std::string ir = Device()->EmitCode(compiled.Module());
+  EXPECT_NE(ir.find("define void @kernel_0_groups(ptr"), std::string::npos) << ir;
+}
+
+}  // namespace
+}  // namespace tilec

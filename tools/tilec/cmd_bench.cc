@@ -1,0 +1,313 @@
+// `tilec bench FILE -s NAME=SHAPE[:LAYOUT]... [--target T] [--runs N]
+// [--warmup W] [--seed S] [--json] [--tile KERNEL=SIZES] [--rank KERNEL=K]`:
+// compile a program once, upload random inputs once, then time whole-program
+// executions (every kernel, inputs already on the device) and report the
+// median and minimum wall time, GFLOP/s, GB/s and each kernel's device time.
+#include <algorithm>
+#include <chrono>
+#include <iterator>
+#include <memory>
+#include <string_view>
+
+#include "hal/hal.h"
+#include "runtime/program.h"
+#include "tile_lang/evaluator.h"
+#include "tile_lang/parser.h"
+#include "tile_lang/tensor.h"
+#include "tools/tilec/bench_util.h"
+#include "tools/tilec/common.h"
+
+namespace tilec::tools {
+namespace {
+
+struct BenchOptions {
+  std::string file;
+  std::vector<std::string> shapes;
+  std::vector<std::string> layouts;
+  std::string target;  // empty: DefaultDeviceId()
+  int runs = 20;
+  int warmup = 3;
+  uint64_t seed = 1;
+  bool json = false;
+  std::vector<std::string> tiles;  // KERNEL=T0,T1,…
+  std::vector<std::string> ranks;  // KERNEL=K
+};
+
+struct KernelTime {
+  std::string name;
+  double median_ms = 0;  // device time
+};
+
+struct BenchResult {
+  std::string target;  // as asked: "ref", "opencl", "opencl:0:0", "llvm"
+  std::string device;  // the device's id, or "ref"
+  int warmup = 0;
+  double compile_ms = 0;
+  TimeStats time;
+  Work work;
+  std::vector<KernelTime> kernels;
+};
+
+using Clock = std::chrono::steady_clock;
+
+double MsSince(Clock::time_point start) {
+  return std::chrono::duration<double, std::milli>(Clock::now() - start).count();
+}
+
+// Runs `run` `warmup` times untimed, then `runs` times timed; returns the
+// timed runs' wall times in milliseconds.
+template <typename F>
+std::vector<double> TimeRuns(int warmup, int runs, F&& run) {
+  for (int i = 0; i < warmup; ++i) run();
+  std::vector<double> ms;
+  ms.reserve(runs);
+  for (int i = 0; i < runs; ++i) {
+    Clock::time_point start = Clock::now();
+    run();
+    ms.push_back(MsSince(start));
+  }
+  return ms;
+}
+
+// Random inputs as `tilec run --random-inputs` makes them: input i of the
+// signature uses seed + i.
+std::map<std::string, lang::Tensor> RandomInputs(const lang::Program& program, uint64_t seed) {
+  std::map<std::string, lang::Tensor> inputs;
+  for (size_t i = 0; i < program.inputs.size(); ++i) {
+    lang::Tensor t(program.Tensor(program.inputs[i]).shape);
+    lang::FillRandom(t, seed + i);
+    inputs.emplace(program.inputs[i], std::move(t));
+  }
+  return inputs;
+}
+
+std::shared_ptr<hal::Device> OpenTarget(const std::string& target) {
+  try {
+    return hal::OpenDevice(target);
+  } catch (const UserError& e) {
+    TILEC_USER_ERROR("--target {}: {}; 'ref' times the reference evaluator", target, e.message());
+  }
+}
+
+// Every kernel named by --tile or --rank must exist.
+void CheckKernelNames(const compiler::CompileOptions& options, const runtime::Program& compiled) {
+  std::vector<std::string> names;
+  for (const compiler::CompiledKernel& k : compiled.compiled().kernels) names.push_back(k.spec.name);
+  auto check = [&](const std::string& option, const std::string& kernel) {
+    if (std::find(names.begin(), names.end(), kernel) == names.end())
+      TILEC_USER_ERROR(
+          "{} {}: the program has no kernel '{}' (kernels: {}; see tilec compile --emit kernels)", option,
+          kernel, kernel, JoinNames(names));
+  };
+  for (const auto& [kernel, tile] : options.forced_tiles) check("--tile", kernel);
+  for (const auto& [kernel, rank] : options.candidate_rank) check("--rank", kernel);
+}
+
+BenchResult BenchDevice(const BenchOptions& opts, const std::string& target, const lang::Program& program,
+                        const std::map<std::string, lang::Tensor>& inputs, const GlobalOptions& global) {
+  BenchResult r;
+  std::shared_ptr<hal::Device> device = Timed(global, "open device", [&] { return OpenTarget(target); });
+  r.device = device->id();
+  compiler::CompileOptions options;
+  options.forced_tiles = ParseTileArgs(opts.tiles, "--tile");
+  options.candidate_rank = ParseRankArgs(opts.ranks, "--rank");
+  Clock::time_point start = Clock::now();
+  runtime::Program compiled = runtime::Program::Compile(program, device, options);
+  r.compile_ms = MsSince(start);
+  if (global.verbose >= 1) fmt::print(stderr, "tilec: compile and build: {:.2f} ms\n", r.compile_ms);
+  CheckKernelNames(options, compiled);
+  Timed(global, "upload", [&] { compiled.Upload(inputs); });
+
+  size_t kernel_count = compiled.compiled().kernels.size();
+  std::vector<std::vector<double>> kernel_ms(kernel_count);
+  int timed = -opts.warmup;  // negative during warm-up
+  std::vector<double> ms = TimeRuns(opts.warmup, opts.runs, [&] {
+    runtime::RunStats stats = compiled.Execute();
+    if (timed++ < 0) return;
+    for (size_t k = 0; k < kernel_count && k < stats.kernel_ns.size(); ++k)
+      kernel_ms[k].push_back(static_cast<double>(stats.kernel_ns[k]) / 1e6);
+  });
+  r.time = Summarize(std::move(ms));
+  for (size_t k = 0; k < kernel_count; ++k) {
+    KernelTime kt{compiled.compiled().kernels[k].spec.name, 0};
+    if (!kernel_ms[k].empty()) kt.median_ms = Summarize(kernel_ms[k]).median_ms;
+    r.kernels.push_back(std::move(kt));
+  }
+  return r;
+}
+
+BenchResult BenchReference(const BenchOptions& opts, const lang::Program& program,
+                           const std::map<std::string, lang::Tensor>& inputs) {
+  if (!opts.tiles.empty() || !opts.ranks.empty())
+    TILEC_USER_ERROR(
+        "--tile and --rank choose compiled kernels' tiles; the reference target 'ref' has no kernels");
+  BenchResult r;
+  r.device = "ref";
+  r.time = Summarize(TimeRuns(opts.warmup, opts.runs, [&] { lang::Evaluate(program, inputs); }));
+  return r;
+}
+
+double PerSecond(double amount, double ms) { return ms > 0 ? amount / (ms * 1e-3) : 0; }
+
+// "299 kFLOP", "1.2 GB": three significant digits and an SI prefix.
+std::string Scaled(double v, std::string_view unit) {
+  static constexpr std::string_view kPrefixes[] = {"", "k", "M", "G", "T", "P"};
+  size_t p = 0;
+  while (v >= 1000 && p + 1 < std::size(kPrefixes)) {
+    v /= 1000;
+    ++p;
+  }
+  return fmt::format("{:.3g} {}{}", v, kPrefixes[p], unit);
+}
+
+// A JSON string literal.
+std::string Json(std::string_view s) {
+  std::string out = "\"";
+  for (char c : s) {
+    switch (c) {
+      case '"':
+        out += "\\\"";
+        break;
+      case '\\':
+        out += "\\\\";
+        break;
+      case '\n':
+        out += "\\n";
+        break;
+      case '\t':
+        out += "\\t";
+        break;
+      default:
+        if (static_cast<unsigned char>(c) < 0x20) {
+          out += fmt::format("\\u{:04x}", static_cast<int>(c));
+        } else {
+          out += c;
+        }
+    }
+  }
+  return out + "\"";
+}
+
+std::string ToJson(const BenchOptions& opts, const BenchResult& r) {
+  std::vector<std::string> kernels;
+  for (const KernelTime& k : r.kernels)
+    kernels.push_back(fmt::format("{{\"name\": {}, \"median_ms\": {}}}", Json(k.name), k.median_ms));
+  return fmt::format(
+      "{{\"file\": {}, \"target\": {}, \"device\": {}, \"runs\": {}, \"warmup\": {}, \"compile_ms\": {}, "
+      "\"median_ms\": {}, \"min_ms\": {}, \"mean_ms\": {}, \"max_ms\": {}, \"flops\": {}, \"bytes\": {}, "
+      "\"gflops\": {}, \"gbps\": {}, \"kernels\": [{}]}}\n",
+      Json(opts.file), Json(r.target), Json(r.device), r.time.runs, r.warmup, r.compile_ms, r.time.median_ms,
+      r.time.min_ms, r.time.mean_ms, r.time.max_ms, r.work.flops, r.work.bytes,
+      PerSecond(r.work.flops, r.time.median_ms) / 1e9, PerSecond(r.work.bytes, r.time.median_ms) / 1e9,
+      fmt::join(kernels, ", "));
+}
+
+std::string ToText(const BenchOptions& opts, const BenchResult& r) {
+  std::string s =
+      fmt::format("{} on {}: {} runs after {} warm-up", opts.file, r.device, r.time.runs, r.warmup);
+  if (r.device != "ref") s += fmt::format(" (compile {:.1f} ms)", r.compile_ms);
+  s += fmt::format("\n  wall time   median {:.3f} ms  min {:.3f} ms  mean {:.3f} ms\n", r.time.median_ms,
+                   r.time.min_ms, r.time.mean_ms);
+  s += fmt::format("  throughput  {:.2f} GFLOP/s ({} per run)  {:.2f} GB/s ({} per run)\n",
+                   PerSecond(r.work.flops, r.time.median_ms) / 1e9, Scaled(r.work.flops, "FLOP"),
+                   PerSecond(r.work.bytes, r.time.median_ms) / 1e9, Scaled(r.work.bytes, "B"));
+  for (const KernelTime& k : r.kernels)
+    s += fmt::format("  {:<11} median {:.3f} ms (device time)\n", k.name, k.median_ms);
+  return s;
+}
+
+void RunBench(const BenchOptions& opts, const GlobalOptions& global) {
+  if (opts.runs < 1)
+    throw CLI::ValidationError("--runs", fmt::format("must be at least 1, got {}", opts.runs));
+  if (opts.warmup < 0)
+    throw CLI::ValidationError("--warmup", fmt::format("must be 0 or more, got {}", opts.warmup));
+  SourceFilePtr source = ReadSourceFile(opts.file);
+  ShapeLayoutArgs args = ParseShapeLayoutArgs(opts.shapes, opts.layouts);
+  lang::ast::Function f = Timed(global, "parse", [&] { return lang::Parse(source); });
+  std::vector<std::string> inputs;
+  for (const auto& in : f.inputs) inputs.push_back(in.name);
+  for (const auto& [name, shape] : args.shapes)
+    if (std::find(inputs.begin(), inputs.end(), name) == inputs.end())
+      TILEC_USER_ERROR("-s {}: '{}' is not an input of the program (inputs: {})", name, name,
+                       JoinNames(inputs));
+  for (const std::string& name : inputs)
+    if (!args.shapes.count(name))
+      TILEC_USER_ERROR("no shape for input '{}': give -s {}=TYPE[DIMS] (inputs: {})", name, name,
+                       JoinNames(inputs));
+  lang::Program program =
+      Timed(global, "bind", [&] { return BindWithLayouts(f, args.shapes, args.layouts); });
+  std::map<std::string, lang::Tensor> data =
+      Timed(global, "random inputs", [&] { return RandomInputs(program, opts.seed); });
+
+  std::string target = opts.target.empty() ? DefaultDeviceId() : opts.target;
+  BenchResult r = target == "ref" ? BenchReference(opts, program, data)
+                                  : BenchDevice(opts, target, program, data, global);
+  r.target = target;
+  r.warmup = opts.warmup;
+  r.work = CountWork(program);
+  fmt::print("{}", opts.json ? ToJson(opts, r) : ToText(opts, r));
+}
+
+}  // namespace
+
+Command AddBenchCommand(CLI::App& parent, const GlobalOptions& global) {
+  auto opts = std::make_shared<BenchOptions>();
+  CLI::App* app = parent.add_subcommand(
+      "bench", "Time a compiled program: median and min wall time, GFLOP/s, GB/s, per-kernel device time");
+  app->footer(
+      std::string(kExitCodesHelp) +
+      "\n\nThe program is compiled once and its random inputs (as tilec run --random-inputs makes them)\n"
+      "are uploaded once; then W warm-up and N timed executions of the whole program (every kernel)\n"
+      "run back to back, each timed with a steady clock around the launches (inputs stay on the\n"
+      "device; outputs are not read back). Per-kernel times are the device's own timers.\n\n"
+      "Work (the convention oneDNN and BLAS use):\n"
+      "  FLOPs: a contraction visits its full index box (the product of all its index ranges,\n"
+      "         padding taps included): 2 FLOPs per point, one multiply-accumulate, for a sum\n"
+      "         of products (+(A * B)); 1 per point for any other contraction; plus 1 FLOP per\n"
+      "         output element of each elementwise operation (ReLU is a compare and a\n"
+      "         select: 2).\n"
+      "  bytes: the sizes of the program's inputs and outputs, each counted once.\n"
+      "  GFLOP/s and GB/s use the median time.\n\n"
+      "Examples:\n"
+      "  tilec bench examples/conv_relu.tile -s D=f32[1,56,56,64] -s K=f32[3,3,64,64]\n"
+      "  tilec bench examples/matmul.tile -s A=f32[512,512] -s B=f32[512,512] --runs 50 --json\n"
+      "  tilec bench examples/matmul.tile -s 'A=f32[512,512]:order(1,0)' -s B=f32[512,512] --target opencl");
+  app->add_option("file", opts->file, "Tile source file")->required()->type_name("FILE.tile");
+  app->add_option("-s,--shape", opts->shapes, std::string(kShapeLayoutHelp))
+      ->check(NameShapeLayoutValidator())
+      ->type_name("NAME=TYPE[DIMS][:LAYOUT]")
+      ->allow_extra_args(false);
+  app->add_option("--layout", opts->layouts, std::string(kLayoutHelp))
+      ->check(NameValueValidator())
+      ->type_name("NAME=LAYOUT")
+      ->allow_extra_args(false);
+  app->add_option(
+         "--target", opts->target,
+         "Where to run: 'ref' (the reference evaluator; slow) or a device id ('opencl', 'opencl:0:0', "
+         "'llvm'; see tilec devices). Default: 'llvm' when this build has an llvm device, else 'opencl'")
+      ->type_name("T");
+  app->add_option("--runs", opts->runs, "Timed executions (at least 1)")
+      ->capture_default_str()
+      ->type_name("N");
+  app->add_option("--warmup", opts->warmup, "Untimed executions first")
+      ->capture_default_str()
+      ->type_name("W");
+  app->add_option("--seed", opts->seed, "Seed of the random inputs (input i uses SEED + i)")
+      ->capture_default_str();
+  app->add_flag(
+      "--json", opts->json,
+      "Print one JSON object: median_ms, min_ms, mean_ms, max_ms, gflops, gbps, flops, bytes, runs, "
+      "warmup, target, device, file, compile_ms, kernels [{name, median_ms}]");
+  app->add_option("--tile", opts->tiles, "Force a kernel's tile, e.g. --tile kernel_0=8,32,2,3,16,2,2")
+      ->check(NameValueValidator())
+      ->type_name("KERNEL=SIZES")
+      ->allow_extra_args(false);
+  app->add_option("--rank", opts->ranks,
+                  "Use a kernel's K-th best tile candidate (0: the best), e.g. --rank kernel_0=2")
+      ->check(NameValueValidator())
+      ->type_name("KERNEL=K")
+      ->allow_extra_args(false);
+  return {app, [opts, &global] { RunBench(*opts, global); }};
+}
+
+}  // namespace tilec::tools
