@@ -384,55 +384,67 @@ class VecGen {
           ok[pp] = _Var(name, Type::Bool());
         }
 
-    // Innermost body: loads and multiply-adds.
-    std::vector<Stmt> body;
-    std::map<std::pair<int, int>, Expr> shared;  // (input, vv) -> value reused across p
-    for (int a = 1; a <= flat_.num_inputs; ++a) {
-      bool moves_with_p = p_ >= 0 && flat_.accesses[a].strides[p_] != 0;
-      if (moves_with_p || pb_ == 1) continue;
-      for (int vv = 0; vv < (vector_input_[a - 1] ? nv_ : 1); ++vv) {
-        std::string name = fmt::format("in{}_{}", a, vv);
-        body.push_back(_Declare(VecType(), name, LoadInput(a, 0, vv, checks)));
-        shared[{a, vv}] = _Var(name, VecType());
-      }
-    }
-    for (int pp = 0; pp < pb_; ++pp) {
-      std::vector<Stmt> row;
-      std::map<std::pair<int, int>, Expr> local;
-      auto value = [&](int a, int vv) -> Expr {
-        int key_vv = vector_input_[a - 1] ? vv : 0;
-        if (auto it = shared.find({a, key_vv}); it != shared.end()) return it->second;
-        if (auto it = local.find({a, key_vv}); it != local.end()) return it->second;
-        std::string name = fmt::format("in{}_{}_{}", a, pp, key_vv);
-        row.push_back(_Declare(VecType(), name, LoadInput(a, pp, key_vv, false)));
-        return local[{a, key_vv}] = _Var(name, VecType());
-      };
-      for (int vv = 0; vv < nv_; ++vv) {
-        Expr acc = Acc(pp, vv);
-        Expr update;
-        switch (flat_.comb_op) {
-          case lang::ast::CombOp::Mul: update = _Fma(value(1, vv), value(2, vv), acc); break;
-          case lang::ast::CombOp::Add: update = acc + (value(1, vv) + value(2, vv)); break;
-          default: update = acc + value(1, vv); break;
+    // Innermost body: loads and multiply-adds; `guarded`: each row under its
+    // ok flag, shared loads clamped.
+    auto make_body = [&](bool guarded) {
+      std::vector<Stmt> body;
+      std::map<std::pair<int, int>, Expr> shared;  // (input, vv) -> value reused across p
+      for (int a = 1; a <= flat_.num_inputs; ++a) {
+        bool moves_with_p = p_ >= 0 && flat_.accesses[a].strides[p_] != 0;
+        if (moves_with_p || pb_ == 1) continue;
+        for (int vv = 0; vv < (vector_input_[a - 1] ? nv_ : 1); ++vv) {
+          std::string name = fmt::format("in{}_{}", a, vv);
+          body.push_back(_Declare(VecType(), name, LoadInput(a, 0, vv, guarded)));
+          shared[{a, vv}] = _Var(name, VecType());
         }
-        row.push_back(_Assign(acc, update));
       }
-      Stmt s = _Block(std::move(row));
-      body.push_back(ok[pp] ? _If(ok[pp], s) : s);
-    }
-    Stmt nest = _Block(std::move(body));
-    for (int k = static_cast<int>(reductions_.size()) - 1; k >= 0; --k) {
-      int r = reductions_[k];
-      if (k == guard_level && !guards.empty()) {
-        guards.push_back(nest);
-        nest = _Block(std::move(guards));
-        guards.clear();
+      for (int pp = 0; pp < pb_; ++pp) {
+        std::vector<Stmt> row;
+        std::map<std::pair<int, int>, Expr> local;
+        auto value = [&](int a, int vv) -> Expr {
+          int key_vv = vector_input_[a - 1] ? vv : 0;
+          if (auto it = shared.find({a, key_vv}); it != shared.end()) return it->second;
+          if (auto it = local.find({a, key_vv}); it != local.end()) return it->second;
+          std::string name = fmt::format("in{}_{}_{}", a, pp, key_vv);
+          row.push_back(_Declare(VecType(), name, LoadInput(a, pp, key_vv, false)));
+          return local[{a, key_vv}] = _Var(name, VecType());
+        };
+        for (int vv = 0; vv < nv_; ++vv) {
+          Expr acc = Acc(pp, vv);
+          Expr update;
+          switch (flat_.comb_op) {
+            case lang::ast::CombOp::Mul: update = _Fma(value(1, vv), value(2, vv), acc); break;
+            case lang::ast::CombOp::Add: update = acc + (value(1, vv) + value(2, vv)); break;
+            default: update = acc + value(1, vv); break;
+          }
+          row.push_back(_Assign(acc, update));
+        }
+        Stmt st = _Block(std::move(row));
+        body.push_back(guarded && ok[pp] ? _If(ok[pp], st) : st);
       }
-      nest = _For(names_[r], 0, flat_.indices[r].range, 1, nest);
-    }
-    if (!guards.empty()) {  // constraints on output indices only
-      guards.push_back(nest);
-      nest = _Block(std::move(guards));
+      return _Block(std::move(body));
+    };
+    // Wraps `inner` in the reduction loops at levels [from, to].
+    auto loops = [&](int from, int to, Stmt inner) {
+      for (int k = to; k >= from; --k) {
+        int r = reductions_[k];
+        inner = _For(names_[r], 0, flat_.indices[r].range, 1, inner);
+      }
+      return inner;
+    };
+    int last = static_cast<int>(reductions_.size()) - 1;
+    Stmt nest;
+    if (guards.empty()) {
+      nest = loops(0, last, make_body(false));
+    } else {
+      // Where every row is valid (most of a border block), the loops below
+      // run without guards.
+      Expr all;
+      for (const Expr& e : ok)
+        if (e) all = And(all, e);
+      guards.push_back(_If(all, loops(guard_level + 1, last, make_body(false)),
+                           loops(guard_level + 1, last, make_body(true))));
+      nest = loops(0, guard_level, _Block(std::move(guards)));
     }
     for (int r : reductions_) pos_[r] = nullptr;
     return nest;

@@ -7,6 +7,7 @@
 #include <llvm/IR/LLVMContext.h>
 #include <llvm/IR/Module.h>
 
+#include <atomic>
 #include <chrono>
 #include <cstdlib>
 #include <cstring>
@@ -76,11 +77,18 @@ class CpuExecutable final : public Executable {
     int64_t total = groups[0] * groups[1] * groups[2];
     int chunks = static_cast<int>(std::min<int64_t>(total, pool_.size()));
     auto start = std::chrono::steady_clock::now();
-    pool_.Run(chunks, [&](int c) {
-      // Contiguous chunks of the linear group ids; sizes differ by at most one.
-      int64_t first = total / chunks * c + std::min<int64_t>(c, total % chunks);
-      int64_t last = first + total / chunks + (c < total % chunks ? 1 : 0);
-      k.fn(args.data(), first, last);
+    // Pieces of contiguous group ids, about 8 per thread, taken in order from
+    // a shared counter: a thread slowed down (by another process, or a
+    // heavier stretch of the grid) takes fewer pieces instead of holding up
+    // the launch, and neighbouring groups still mostly run on one core.
+    int64_t piece = std::max<int64_t>(1, total / (int64_t{chunks} * 8));
+    std::atomic<int64_t> next{0};
+    pool_.Run(chunks, [&](int) {
+      while (true) {
+        int64_t first = next.fetch_add(piece, std::memory_order_relaxed);
+        if (first >= total) break;
+        k.fn(args.data(), first, std::min(total, first + piece));
+      }
     });
     auto ns = std::chrono::duration_cast<std::chrono::nanoseconds>(
         std::chrono::steady_clock::now() - start);
