@@ -8,7 +8,9 @@
 // same inputs, check Tilec's output against each peer's (a workload whose
 // results disagree beyond 1e-3 relative is dropped), then time rounds: every
 // round runs each side once, the order rotating from round to round so that
-// a noisy machine hurts every side alike. The table gives median wall times,
+// a noisy machine hurts every side alike; each timed run follows --prewarm ms
+// of untimed runs of the same side (OpenMP's and OpenBLAS's workers spin after a
+// call and would otherwise slow down whichever side runs next). The table gives median wall times,
 // GFLOP/s (tools/tilec/bench_util.h's convention, the same for every side),
 // and ratio = peer time / Tilec time (Tilec's throughput relative to the
 // peer: > 1 means Tilec is faster). W7 also measures the machine's streaming
@@ -46,6 +48,8 @@ struct Options {
   std::string device;  // empty: tools::DefaultDeviceId()
   int runs = 20;
   int warmup = 3;
+  int settle_ms = 0;  // idle time before each timed run
+  int prewarm_ms = 20;  // untimed running of a side right before each timed run
   std::vector<std::string> only;
   int threads = 0;  // 0: the libraries' defaults (all cores, or OMP_NUM_THREADS / OPENBLAS_NUM_THREADS)
   int local = -1;   // -1: the device's choice
@@ -254,6 +258,17 @@ void Measure(const Workload& w, const Options& opts, std::shared_ptr<hal::Device
   for (int round = 0; round < opts.warmup + opts.runs; ++round) {
     for (size_t k = 0; k < sides.size(); ++k) {
       size_t s = (k + static_cast<size_t>(round)) % sides.size();
+      // Optionally let the previous side's threads stop spinning (OpenMP and
+      // OpenBLAS workers spin for a while after a call). Idling also lets the
+      // cores sleep, which slows every side down, hence off by default.
+      if (opts.settle_ms > 0) std::this_thread::sleep_for(std::chrono::milliseconds(opts.settle_ms));
+      // Untimed runs first, for at least --prewarm ms: the previous side's
+      // spinning threads (libgomp's spin for several ms after a parallel
+      // region) stop and this side's sleeping ones wake, so every side is
+      // timed hot and alone.
+      auto until = std::chrono::steady_clock::now() + std::chrono::milliseconds(opts.prewarm_ms);
+      do sides[s].run();
+      while (std::chrono::steady_clock::now() < until);
       double t = TimeMs(sides[s].run);
       if (round >= opts.warmup) ms[s].push_back(t);
     }
@@ -310,6 +325,14 @@ int Main(int argc, char** argv) {
   app.add_option("--device", opts.device, "Tilec's device (default: llvm if available, else opencl)");
   app.add_option("--runs", opts.runs, "Timed rounds (medians need 10 or more)")->capture_default_str();
   app.add_option("--warmup", opts.warmup, "Untimed rounds first")->capture_default_str();
+  app.add_option("--settle", opts.settle_ms,
+                 "Milliseconds of idle time before each timed run, so the previous side's spinning "
+                 "threads go to sleep first")
+      ->capture_default_str();
+  app.add_option("--prewarm", opts.prewarm_ms,
+                 "Milliseconds of untimed runs of a side right before each of its timed runs (at "
+                 "least one run), so the other side's spinning threads stop first")
+      ->capture_default_str();
   app.add_option("--only", opts.only, "Workloads to run, e.g. --only W1,W4")->delimiter(',');
   app.add_option("--threads", opts.threads,
                  "Threads for oneDNN (OpenMP), OpenBLAS and the triad; with PoCL also Tilec's device "

@@ -1,6 +1,8 @@
 // ThreadPool (thread_pool.h): workers waiting on a launch generation.
 #include "hal/llvm/thread_pool.h"
 
+#include <chrono>
+
 #include "support/error.h"
 
 namespace tilec::hal::cpu {
@@ -19,10 +21,31 @@ ThreadPool::~ThreadPool() {
   for (std::thread& t : workers_) t.join();
 }
 
+namespace {
+
+// Spins until `done()` or kSpin has passed.
+constexpr std::chrono::microseconds kSpin{20};
+
+template <typename F>
+void SpinWhileNot(F&& done) {
+  auto until = std::chrono::steady_clock::now() + kSpin;
+  while (!done()) {
+    for (int i = 0; i < 32; ++i) {
+#if defined(__x86_64__) || defined(__i386__)
+      __builtin_ia32_pause();
+#endif
+    }
+    if (std::chrono::steady_clock::now() >= until) return;
+  }
+}
+
+}  // namespace
+
 void ThreadPool::Work(int index) {
   uint64_t seen = 0;
   while (true) {
     const std::function<void(int)>* fn = nullptr;
+    SpinWhileNot([&] { return generation_.load(std::memory_order_acquire) != seen; });
     {
       std::unique_lock<std::mutex> lock(mutex_);
       start_.wait(lock, [&] { return stop_ || generation_ != seen; });
@@ -66,6 +89,7 @@ void ThreadPool::Run(int chunks, const std::function<void(int)>& fn) {
   } catch (...) {
     error = std::current_exception();
   }
+  SpinWhileNot([&] { return pending_.load(std::memory_order_acquire) == 0; });
   std::unique_lock<std::mutex> lock(mutex_);
   finished_.wait(lock, [&] { return pending_ == 0; });
   fn_ = nullptr;

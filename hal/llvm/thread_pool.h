@@ -2,9 +2,12 @@
 //
 // Created once per device; Run hands out chunks of one launch, the calling
 // thread working on chunk 0 and worker w on chunk w, and returns when every
-// chunk is done. Launches from several threads run one at a time.
+// chunk is done. Launches from several threads run one at a time. Workers
+// (and Run, waiting for them) spin for a few microseconds before sleeping,
+// so back-to-back launches of short kernels do not pay a wake-up each.
 #pragma once
 
+#include <atomic>
 #include <condition_variable>
 #include <cstdint>
 #include <exception>
@@ -36,9 +39,9 @@ class ThreadPool {
   std::mutex run_mutex_;  // one launch at a time
   std::mutex mutex_;
   std::condition_variable start_, finished_;
-  uint64_t generation_ = 0;  // bumped per launch
+  std::atomic<uint64_t> generation_{0};  // bumped per launch
   int chunks_ = 0;
-  int pending_ = 0;  // worker chunks not finished
+  std::atomic<int> pending_{0};  // worker chunks not finished
   const std::function<void(int)>* fn_ = nullptr;
   std::exception_ptr error_;
   bool stop_ = false;
