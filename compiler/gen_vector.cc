@@ -201,6 +201,7 @@ class VecGen {
     }
     for (int i : outs)
       if (i != p_) grid_.push_back(i);  // fastest first
+    streaming_ = StreamingStores();
     grid_items_ = 1;
     for (int i : grid_) grid_items_ = CheckedMul(grid_items_, flat_.indices[i].range, "the launch size");
 
@@ -245,6 +246,21 @@ class VecGen {
   // output index works; kept as a hook for tighter rules.
   bool ConstrainedAlongP(int) const { return false; }
 
+  // Elementwise kernels writing far more than the caches hold store around
+  // them, when every vector store is aligned to its size.
+  bool StreamingStores() const {
+    if (contraction_ || !vector_epilogue_) return false;
+    int64_t bytes = 0;
+    for (const std::string& t : flat_.kernel_outputs) {
+      const FlatAccess& a = PointAccess(t);
+      bytes += a.limit * lang::BitWidth(program_.Tensor(t).shape.dtype) / 8;
+      if (a.offset % w_ != 0) return false;
+      for (int i = 0; i < flat_.num_indices(); ++i)
+        if (i != v_ && a.strides[i] % w_ != 0) return false;
+    }
+    return bytes > 8 * hw_.l2_bytes * std::max<int64_t>(hw_.compute_units, 1);
+  }
+
   bool PTail() const { return p_ >= 0 && flat_.indices[p_].range % pb_ != 0; }
 
   std::string PlanText() const {
@@ -269,7 +285,8 @@ class VecGen {
                                     vector_input_[a - 1] ? "vector" : "broadcast"));
       s += fmt::format("Inputs: {}\n", fmt::join(kinds, ", "));
     }
-    s += fmt::format("Post-ops: {}\n", vector_epilogue_ ? "on vectors" : "lane by lane");
+    s += fmt::format("Post-ops: {}{}\n", vector_epilogue_ ? "on vectors" : "lane by lane",
+                     streaming_ ? ", streaming stores" : "");
     return s;
   }
 
@@ -502,7 +519,8 @@ class VecGen {
           TILEC_CHECK(env.count(t), "kernel {} writes {} but never computes it", spec_.name, t);
           Expr value = env[t];
           if (value->type.width != width) value = _Broadcast(value, width);  // a scalar-only result
-          s.push_back(_Store(Buffer(t), Address(PointAccess(t), pp, dv), ConvertValue(value, dt)));
+          s.push_back(_Store(Buffer(t), Address(PointAccess(t), pp, dv), ConvertValue(value, dt),
+                             streaming_ && width > 1));
         }
       }
     }
@@ -516,6 +534,7 @@ class VecGen {
 
   bool contraction_ = true;
   bool vector_epilogue_ = true;
+  bool streaming_ = false;  // non-temporal vector stores (StreamingStores)
   DataType dtype_ = DataType::F32;
   int v_ = -1, w_ = 1, nv_ = 1;
   int p_ = -1, pb_ = 1;

@@ -79,8 +79,8 @@ Stmt _Declare(const Type& type, std::string name, Expr init) {
   return Declare::Make(std::move(name), type, std::move(init));
 }
 Stmt _Assign(Expr var, Expr value) { return Assign::Make(std::move(var), std::move(value)); }
-Stmt _Store(Expr base, Expr index, Expr value) {
-  return Store::Make(std::move(base), std::move(index), std::move(value));
+Stmt _Store(Expr base, Expr index, Expr value, bool streaming) {
+  return Store::Make(std::move(base), std::move(index), std::move(value), streaming);
 }
 Stmt _Block(std::vector<Stmt> stmts) { return Block::Make(std::move(stmts)); }
 Stmt _If(Expr cond, Stmt then_body, Stmt else_body) {

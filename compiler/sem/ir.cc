@@ -514,12 +514,12 @@ Stmt Assign::Make(Expr var, Expr value) {
   return Stmt(new Assign(std::move(var), std::move(value)));
 }
 
-Stmt Store::Make(Expr base, Expr index, Expr value) {
+Stmt Store::Make(Expr base, Expr index, Expr value, bool streaming) {
   CheckValue(value, "stored value");
   Type t = AccessType(base, index, value->type.width, true);
   TILEC_CHECK(t == value->type, "sem: store of {} into {}", ToString(value->type),
               ToString(base->type));
-  return Stmt(new Store(std::move(base), std::move(index), std::move(value)));
+  return Stmt(new Store(std::move(base), std::move(index), std::move(value), streaming));
 }
 
 Stmt Block::Make(std::vector<Stmt> stmts) {

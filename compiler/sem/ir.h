@@ -486,14 +486,19 @@ struct Assign final : StmtNode {
 };
 
 // `base[index] = value;` — a vector value stores contiguous elements (see top).
+// `streaming`: a hint that the data will not be read again soon, and a
+// promise that the address is aligned to the value's size (a vector of W
+// elements at an index that is a multiple of W, in a buffer aligned to 64
+// bytes); CPU backends then store around the caches (non-temporal stores).
 struct Store final : StmtNode {
   static constexpr NodeKind kKind = NodeKind::Store;
   const Expr base, index, value;
-  static Stmt Make(Expr base, Expr index, Expr value);
+  const bool streaming = false;
+  static Stmt Make(Expr base, Expr index, Expr value, bool streaming = false);
 
  private:
-  Store(Expr b, Expr i, Expr v)
-      : StmtNode(kKind), base(std::move(b)), index(std::move(i)), value(std::move(v)) {}
+  Store(Expr b, Expr i, Expr v, bool s)
+      : StmtNode(kKind), base(std::move(b)), index(std::move(i)), value(std::move(v)), streaming(s) {}
 };
 
 // A scope holding statements in order.

@@ -231,7 +231,7 @@ Stmt Mutator::MutateAssign(const Assign& n, const Stmt& self) {
 Stmt Mutator::MutateStore(const Store& n, const Stmt& self) {
   Expr base = Mutate(n.base), index = Mutate(n.index), value = Mutate(n.value);
   if (base == n.base && index == n.index && value == n.value) return self;
-  return Store::Make(base, index, value);
+  return Store::Make(base, index, value, n.streaming);
 }
 
 Stmt Mutator::MutateBlock(const Block& n, const Stmt& self) {

@@ -196,7 +196,7 @@ class StmtPrinter : public Visitor {
     E(n.index);
     if (n.base->type.width == 1 && n.value->type.width > 1)
       out_ += fmt::format(":+{}", n.value->type.width);
-    out_ += "] = ";
+    out_ += n.streaming ? "] = stream " : "] = ";
     E(n.value);
     out_ += ";\n";
   }

@@ -153,7 +153,17 @@ void FunctionLowering::StoreStmt(const sem::Store& n) {
   if (c.Element().IsBool()) {
     value = b_.CreateZExt(value, WithLanes(b_.getInt8Ty(), n.value->type.width));
   }
-  b_.CreateAlignedStore(value, addr, llvm::Align(ScalarBytes(c)));
+  if (!n.streaming) {
+    b_.CreateAlignedStore(value, addr, llvm::Align(ScalarBytes(c)));
+    return;
+  }
+  // Non-temporal: aligned to the whole value (Store's promise), so the
+  // backend can use streaming stores (vmovntps).
+  uint64_t bytes = ScalarBytes(c) * static_cast<uint64_t>(n.value->type.width);
+  llvm::StoreInst* store = b_.CreateAlignedStore(value, addr, llvm::Align(bytes));
+  llvm::MDNode* one = llvm::MDNode::get(
+      b_.getContext(), llvm::ConstantAsMetadata::get(b_.getInt32(1)));
+  store->setMetadata(llvm::LLVMContext::MD_nontemporal, one);
 }
 
 void FunctionLowering::IfStmt(const sem::If& n, bool uniform) {

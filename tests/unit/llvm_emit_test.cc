@@ -575,6 +575,24 @@ TEST(LlvmEmit, VectorLoadsStoresAndLanes) {
   for (int k = 0; k < 4; ++k) EXPECT_EQ(hob.At<uint8_t>(k), nb[k]);
 }
 
+TEST(LlvmEmit, StreamingStoresAreNonTemporalAndAligned) {
+  Expr s = P("s", DataType::F32), o = P("o", DataType::F32);
+  std::vector<float> src(64);
+  for (int k = 0; k < 64; ++k) src[k] = static_cast<float>(k) * 0.5f;
+  Host hs = Host::Of(src), ho = Host::Zeros<float>(64);
+  // Work item g stores 16 floats at 16*g: aligned to the vector's size.
+  Expr at = _Index(sem::ThreadIndexKind::GroupId, 0) * 16;
+  sem::Function f = Kernel({Buf("s", DataType::F32), Buf("o", DataType::F32)},
+                           {_Store(o, at, _Load(s, at, 16) + 1.0, true)});
+  Launch(f, {&hs, &ho}, {4, 1, 1});
+  for (int k = 0; k < 64; ++k) EXPECT_EQ(ho.At<float>(k), src[k] + 1) << k;
+  sem::Module m;
+  m.functions.push_back(f);
+  std::string ir = Device().EmitCode(m);
+  EXPECT_NE(ir.find("!nontemporal"), std::string::npos) << ir;
+  EXPECT_NE(ir.find("align 64, !nontemporal"), std::string::npos) << ir;
+}
+
 TEST(LlvmEmit, ArraysLoopsAndPointers) {
   Expr a = P("a", DataType::F32), o = P("o", DataType::F32), oi = P("oi", DataType::I32);
   Type arr = Type::Array(Type::Scalar(DataType::F32), 5);

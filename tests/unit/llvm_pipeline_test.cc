@@ -130,6 +130,32 @@ TEST(LlvmPipeline, VectorForm) {
   }
 }
 
+TEST(LlvmPipeline, PanelsBlockedLayoutsAndStreamingStores) {
+  // B wider than a work item's columns is copied in panels; nChw16c in and
+  // out splits c and co; a big elementwise kernel stores around the caches.
+  const char* mm = "function (A[M, K], B[K, N]) -> (C) { C[i, j : M, N] = +(A[i, k] * B[k, j]); }";
+  const char* blocked = R"(function (D[N, C, H, W], K[I, J, C, CO]) -> (R) {
+  O[n, co, x, y : N, CO, H, W] = +(D[n, c, x + i - 1, y + j - 1] * K[i, j, c, co]);
+  R = relu(O);
+})";
+  int64_t big = (Device()->hardware_model().l2_bytes * 8 *
+                 std::max<int64_t>(Device()->hardware_model().compute_units, 1)) / 4 + 64;
+  std::vector<std::pair<Case, std::string>> cases = {
+      {{mm, {{"A", F32({37, 9})}, {"B", F32({9, 192})}}}, "along j%64"},
+      {{blocked, {{"D", F32({1, 32, 5, 9})}, {"K", F32({3, 3, 32, 48})}}, {{"D", "nChw16c"}, {"R", "nChw16c"}}},
+       "along co%16"},
+      {{"function (A[N], B[N], C[N]) -> (R) { R = relu(A * B + C); }",
+        {{"A", F32({big})}, {"B", F32({big})}, {"C", F32({big})}}},
+       "streaming stores"},
+  };
+  for (const auto& [c, expect] : cases) {
+    auto program = Check(c, {false, 1}, {}, expect);
+    std::string plans;
+    for (const auto& k : program->compiled().kernels) plans += k.code.vector_plan;
+    EXPECT_NE(plans.find(expect), std::string::npos) << plans;
+  }
+}
+
 TEST(LlvmPipeline, ReductionsAndUnreached) {
   Case c{R"(function (I[N, M]) -> (S, P, MX, MN) {
   S[i : N] = +(I[i, j]);
