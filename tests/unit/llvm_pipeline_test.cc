@@ -9,12 +9,13 @@
 #include <chrono>
 
 #include "hal/llvm/llvm_device.h"
-#include "tests/unit/pipeline_check.h"
+#include "tests/unit/pipeline_cases.h"
 
 namespace tilec {
 namespace {
 
 using testing::Case;
+using testing::kConvRelu;
 using testing::F32;
 using testing::F64;
 
@@ -50,20 +51,15 @@ std::unique_ptr<runtime::Program> Check(const Case& c, Form form, compiler::Comp
 // the GPU form with barriers between many work items.
 const std::vector<Form> kForms = {{false, 1}, {false, 1, false}, {true, 1}, {true, 16}, {true, 64}};
 
-const char* kConvRelu = R"(function (D[N, X, Y, CI], K[I, J, CO, CI]) -> (R) {
-  O[n, x, y, co : N, X, Y, CO] = +(D[n, x + i - 1, y + j - 1, ci] * K[i, j, co, ci]);
-  R = (O > 0 ? O : 0);
-})";
-
 TEST(LlvmPipeline, ConvReluSamePaddingAllForms) {
-  Case c{kConvRelu, {{"D", F32({2, 9, 7, 5})}, {"K", F32({3, 3, 6, 5})}}};
+  Case c = testing::ConvReluCase();
   for (const Form& f : kForms) Check(c, f, {}, "conv");
 }
 
 TEST(LlvmPipeline, ConvReluForcedTilesBothPaths) {
   // Indices: ci co i j n x y. Tiles that do not divide the ranges, and tiles
   // covering the image edge, so both the fast and the slow path run.
-  Case c{kConvRelu, {{"D", F32({2, 9, 7, 5})}, {"K", F32({3, 3, 6, 5})}}};
+  Case c = testing::ConvReluCase();
   std::vector<std::vector<int64_t>> tiles = {
       {1, 1, 1, 1, 1, 1, 1}, {2, 4, 2, 3, 1, 4, 2}, {5, 6, 3, 3, 2, 9, 7}, {4, 3, 2, 2, 2, 3, 4}};
   // Every tile in the flat CPU form; the forms with local memory on a few
@@ -78,8 +74,7 @@ TEST(LlvmPipeline, ConvReluForcedTilesBothPaths) {
 }
 
 TEST(LlvmPipeline, MatmulOddSizes) {
-  Case c{"function (A[M, K], B[K, N]) -> (C) { C[i, j : M, N] = +(A[i, k] * B[k, j]); }",
-         {{"A", F32({37, 29})}, {"B", F32({29, 19})}}};
+  Case c = testing::MatmulOddCase();
   for (const Form& f : {Form{false, 1}, Form{false, 1, false}, Form{true, 1}, Form{true, 64}}) {
     compiler::CompileOptions o;
     Check(c, f, o, "matmul");
@@ -90,8 +85,7 @@ TEST(LlvmPipeline, MatmulOddSizes) {
 
 TEST(LlvmPipeline, ManyGroupsNotDividingTheThreads) {
   // One output element per group: 37 * 19 = 703 groups over the pool.
-  Case c{"function (A[M, K], B[K, N]) -> (C) { C[i, j : M, N] = +(A[i, k] * B[k, j]); }",
-         {{"A", F32({37, 29})}, {"B", F32({29, 19})}}};
+  Case c = testing::MatmulOddCase();
   compiler::CompileOptions o;
   o.forced_tiles["kernel_0"] = {1, 1, 29};
   auto program = Check(c, {false, 1, false}, o, "matmul, a group per element");
@@ -157,42 +151,23 @@ TEST(LlvmPipeline, PanelsBlockedLayoutsAndStreamingStores) {
 }
 
 TEST(LlvmPipeline, ReductionsAndUnreached) {
-  Case c{R"(function (I[N, M]) -> (S, P, MX, MN) {
-  S[i : N] = +(I[i, j]);
-  P[i : N] = *(I[i, j]), j < 3;
-  MX[i : N] = >(I[i, j]), i + j < 4;
-  MN[j : M] = <(I[i, j]);
-})",
-         {{"I", F32({6, 5})}}};
+  Case c = testing::ReductionsCase();
   for (const Form& f : {Form{false, 1}, Form{false, 1, false}, Form{true, 16}})
     Check(c, f, {}, "reductions");
 }
 
 TEST(LlvmPipeline, ElementwiseChainAndBroadcast) {
-  Case c{R"(function (A[N, M], B[M]) -> (C, D) {
-  C = exp(A) * B + 1;
-  D = (A > B ? A - B : -A) / 2;
-})",
-         {{"A", F32({7, 13})}, {"B", F32({13})}}};
+  Case c = testing::ElementwiseChainCase();
   for (const Form& f : {Form{false, 1}, Form{false, 64}}) Check(c, f, {}, "elementwise");
 }
 
 TEST(LlvmPipeline, FillAndDefault) {
-  Case c{R"(function (A[N], P[M]) -> (O, Q) {
-  O[2 * i : 2 * N] = =(A[i]);
-  Q[i + 1 : M] = =(A[i]) default P;
-})",
-         {{"A", F32({5})}, {"P", F32({9})}}};
+  Case c = testing::FillDefaultCase();
   for (const Form& f : {Form{false, 1}, Form{true, 16}}) Check(c, f, {}, "fill/default");
 }
 
 TEST(LlvmPipeline, IntegersAndCasts) {
-  Case c{R"(function (A[N], B[N]) -> (Q, R, F) {
-  Q = A / B;
-  R = A % B;
-  F = as_int(A * 1.7, 32);
-})",
-         {{"A", {lang::DataType::I32, {17}}}, {"B", {lang::DataType::I32, {17}}}}};
+  Case c = testing::IntegersCase();
   Check(c, {false, 1}, {}, "ints");
 }
 
@@ -207,14 +182,7 @@ TEST(LlvmPipeline, HalfAndDouble) {
 }
 
 TEST(LlvmPipeline, GatherUpsampleArgmax) {
-  Case c{R"(function (D[N, C], I[K], U[L]) -> (G, O, AM) {
-  G = gather(D, I);
-  O[i : 2 * L] = =(U[i / 2]);
-  Mx[n : N] = >(D[n, c]);
-  Ix = index(D, 1);
-  AM[n : N] = >(D[n, c] == Mx[n] ? Ix[n, c]);
-})",
-         {{"D", F32({4, 6})}, {"I", {lang::DataType::I32, {5}}}, {"U", F32({7})}}};
+  Case c = testing::GatherUpsampleArgmaxCase();
   Check(c, {false, 1}, {}, "gather/upsample/argmax");
 }
 

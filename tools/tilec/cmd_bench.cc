@@ -273,14 +273,7 @@ Command AddBenchCommand(CLI::App& parent, const GlobalOptions& global) {
       "  tilec bench examples/matmul.tile -s A=f32[512,512] -s B=f32[512,512] --runs 50 --json\n"
       "  tilec bench examples/matmul.tile -s 'A=f32[512,512]:order(1,0)' -s B=f32[512,512] --target opencl");
   app->add_option("file", opts->file, "Tile source file")->required()->type_name("FILE.tile");
-  app->add_option("-s,--shape", opts->shapes, std::string(kShapeLayoutHelp))
-      ->check(NameShapeLayoutValidator())
-      ->type_name("NAME=TYPE[DIMS][:LAYOUT]")
-      ->allow_extra_args(false);
-  app->add_option("--layout", opts->layouts, std::string(kLayoutHelp))
-      ->check(NameValueValidator())
-      ->type_name("NAME=LAYOUT")
-      ->allow_extra_args(false);
+  AddShapeLayoutOptions(app, opts->shapes, opts->layouts);
   app->add_option(
          "--target", opts->target,
          "Where to run: 'ref' (the reference evaluator; slow) or a device id ('opencl', 'opencl:0:0', "

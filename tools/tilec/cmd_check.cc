@@ -40,14 +40,7 @@ Command AddCheckCommand(CLI::App& parent, const GlobalOptions& global) {
               "  tilec check examples/conv_relu.tile -s 'D=f32[1,56,56,64]:order(0,3,1,2)' -s K=f32[3,3,64,64] "
               "--layout 'R=order(0,3,1,2)'");
   app->add_option("file", opts->file, "Tile source file")->required()->type_name("FILE.tile");
-  app->add_option("-s,--shape", opts->shapes, std::string(kShapeLayoutHelp))
-      ->check(NameShapeLayoutValidator())
-      ->type_name("NAME=TYPE[DIMS][:LAYOUT]")
-      ->allow_extra_args(false);
-  app->add_option("--layout", opts->layouts, std::string(kLayoutHelp))
-      ->check(NameValueValidator())
-      ->type_name("NAME=LAYOUT")
-      ->allow_extra_args(false);
+  AddShapeLayoutOptions(app, opts->shapes, opts->layouts);
   return {app, [opts, &global] { RunCheck(*opts, global); }};
 }
 

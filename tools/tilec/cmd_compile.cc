@@ -90,14 +90,7 @@ void RunCompile(const CompileOptions& o, const GlobalOptions& global, bool expla
 
 void AddShared(CLI::App* app, CompileOptions& o) {
   app->add_option("file", o.file, "Tile source file")->required()->type_name("FILE.tile");
-  app->add_option("-s,--shape", o.shapes, std::string(kShapeLayoutHelp))
-      ->check(NameShapeLayoutValidator())
-      ->type_name("NAME=TYPE[DIMS][:LAYOUT]")
-      ->allow_extra_args(false);
-  app->add_option("--layout", o.layouts, std::string(kLayoutHelp))
-      ->check(NameValueValidator())
-      ->type_name("NAME=LAYOUT")
-      ->allow_extra_args(false);
+  AddShapeLayoutOptions(app, o.shapes, o.layouts);
   app->add_option("--device", o.device,
                   "Device whose hardware model and code are used (default: llvm for --emit "
                   "llvm and llvm-opt, else opencl)");

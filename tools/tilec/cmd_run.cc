@@ -186,18 +186,11 @@ Command AddRunCommand(CLI::App& parent, const GlobalOptions& global) {
   CLI::Option* random = app->add_flag("--random-inputs", opts->random_inputs,
                                       "Generate the inputs given by -s with pseudo-random values "
                                       "(floats in [-1, 1), ints in [-8, 8])");
-  app->add_option("-s,--shape", opts->shapes,
-                  "Shape of a random input and optionally its layout, e.g. -s A=f32[32,224,224,64] or "
-                  "-s A=f32[1,64,56,56]:nChw16c (layouts: row-major, nchw, nhwc, chwn, ncdhw, ndhwc, nChw4c, "
-                  "nChw8c, nChw16c, order(p0,...), strides(s0,...))")
-      ->check(NameShapeLayoutValidator())
-      ->type_name("NAME=TYPE[DIMS][:LAYOUT]")
-      ->allow_extra_args(false)
+  AddShapeLayoutOptions(app, opts->shapes, opts->layouts,
+                        "Shape of a random input and optionally its layout, e.g. -s A=f32[32,224,224,64] or "
+                        "-s A=f32[1,64,56,56]:nChw16c (layouts: row-major, nchw, nhwc, chwn, ncdhw, ndhwc, "
+                        "nChw4c, nChw8c, nChw16c, order(p0,...), strides(s0,...))")
       ->needs(random);
-  app->add_option("--layout", opts->layouts, std::string(kLayoutHelp))
-      ->check(NameValueValidator())
-      ->type_name("NAME=LAYOUT")
-      ->allow_extra_args(false);
   app->add_option("--seed", opts->seed, "Seed of the random inputs (input i uses SEED + i)")
       ->capture_default_str()
       ->needs(random);

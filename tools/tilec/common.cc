@@ -49,24 +49,21 @@ SourceFilePtr ReadSourceFile(const std::string& path) {
   return MakeSource(path, std::move(text));
 }
 
-CLI::Validator NameValueValidator() {
-  return CLI::Validator([](std::string& arg) { return CheckNameValue(arg, nullptr); }, "");
+CLI::Option* AddShapeLayoutOptions(CLI::App* app, std::vector<std::string>& shapes,
+                                   std::vector<std::string>& layouts, std::string_view shape_help) {
+  CLI::Option* s = app->add_option("-s,--shape", shapes, std::string(shape_help))
+                       ->check(NameShapeLayoutValidator())
+                       ->type_name("NAME=TYPE[DIMS][:LAYOUT]")
+                       ->allow_extra_args(false);
+  app->add_option("--layout", layouts, std::string(kLayoutHelp))
+      ->check(NameValueValidator())
+      ->type_name("NAME=LAYOUT")
+      ->allow_extra_args(false);
+  return s;
 }
 
-CLI::Validator NameShapeValidator() {
-  return CLI::Validator(
-      [](std::string& arg) -> std::string {
-        NameValue nv;
-        std::string error = CheckNameValue(arg, &nv);
-        if (!error.empty()) return error;
-        try {
-          lang::ParseShape(nv.value);
-        } catch (const UserError& e) {
-          return fmt::format("bad shape in '{}': {}", arg, e.message());
-        }
-        return {};
-      },
-      "");
+CLI::Validator NameValueValidator() {
+  return CLI::Validator([](std::string& arg) { return CheckNameValue(arg, nullptr); }, "");
 }
 
 std::map<std::string, std::string> SplitNameValues(const std::vector<std::string>& args,

@@ -60,8 +60,6 @@ struct NameValue {
 // CLI11 check for `NAME=VALUE` arguments (NAME and VALUE non-empty); a
 // malformed one is a usage error naming it.
 CLI::Validator NameValueValidator();
-// Like NameValueValidator, and VALUE must parse as a shape (`f32[2, 3]`).
-CLI::Validator NameShapeValidator();
 
 // Splits validated NAME=VALUE arguments into a map; a NAME given twice is a
 // usage error (CLI::ValidationError) naming `option`.
@@ -90,6 +88,12 @@ inline constexpr std::string_view kLayoutHelp =
     "Memory layout of any tensor (an input read from a file, an output, …), e.g. --layout R=nhwc "
     "(repeat per tensor; an input's layout may instead follow its -s shape)";
 
+// Adds `-s,--shape NAME=TYPE[DIMS][:LAYOUT]` (help `shape_help`) and
+// `--layout NAME=LAYOUT` to `app`; returns the -s option.
+CLI::Option* AddShapeLayoutOptions(CLI::App* app, std::vector<std::string>& shapes,
+                                   std::vector<std::string>& layouts,
+                                   std::string_view shape_help = kShapeLayoutHelp);
+
 // A layout spec and the argument that gave it, for messages.
 struct LayoutArg {
   std::string spec;
@@ -101,8 +105,8 @@ struct ShapeLayoutArgs {
   std::map<std::string, LayoutArg> layouts;
 };
 
-// Like NameShapeValidator, and VALUE may end in `:LAYOUT`. Only the shape is
-// checked here; a bad layout is a user error from ParseShapeLayoutArgs.
+// Like NameValueValidator, and VALUE must parse as a shape (`f32[2, 3]`),
+// optionally followed by `:LAYOUT`. Only the shape is checked here; a bad layout is a user error from ParseShapeLayoutArgs.
 CLI::Validator NameShapeLayoutValidator();
 
 // `-s NAME=TYPE[DIMS][:LAYOUT]` and `--layout NAME=SPEC` arguments (both

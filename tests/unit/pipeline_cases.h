@@ -1,0 +1,71 @@
+// Tile programs every backend's pipeline test runs (opencl_pipeline_test,
+// llvm_pipeline_test): each covers a part of the kernel generator, with sizes
+// no tile divides.
+#pragma once
+
+#include "tests/unit/pipeline_check.h"
+
+namespace tilec::testing {
+
+// The seed's conv + ReLU ("same" padding), 9x7 images, 5 -> 6 channels.
+inline constexpr const char* kConvRelu = R"(function (D[N, X, Y, CI], K[I, J, CO, CI]) -> (R) {
+  O[n, x, y, co : N, X, Y, CO] = +(D[n, x + i - 1, y + j - 1, ci] * K[i, j, co, ci]);
+  R = (O > 0 ? O : 0);
+})";
+inline Case ConvReluCase() { return {kConvRelu, {{"D", F32({2, 9, 7, 5})}, {"K", F32({3, 3, 6, 5})}}}; }
+
+inline constexpr const char* kMatmul =
+    "function (A[M, K], B[K, N]) -> (C) { C[i, j : M, N] = +(A[i, k] * B[k, j]); }";
+inline Case MatmulOddCase() { return {kMatmul, {{"A", F32({37, 29})}, {"B", F32({29, 19})}}}; }
+
+// Sum, product, max and min, some with constraints that leave elements unreached.
+inline Case ReductionsCase() {
+  return {R"(function (I[N, M]) -> (S, P, MX, MN) {
+  S[i : N] = +(I[i, j]);
+  P[i : N] = *(I[i, j]), j < 3;
+  MX[i : N] = >(I[i, j]), i + j < 4;
+  MN[j : M] = <(I[i, j]);
+})",
+          {{"I", F32({6, 5})}}};
+}
+
+inline Case ElementwiseChainCase() {
+  return {R"(function (A[N, M], B[M]) -> (C, D) {
+  C = exp(A) * B + 1;
+  D = (A > B ? A - B : -A) / 2;
+})",
+          {{"A", F32({7, 13})}, {"B", F32({13})}}};
+}
+
+// A strided output (Fill kernel first) and a `default` tensor.
+inline Case FillDefaultCase() {
+  return {R"(function (A[N], P[M]) -> (O, Q) {
+  O[2 * i : 2 * N] = =(A[i]);
+  Q[i + 1 : M] = =(A[i]) default P;
+})",
+          {{"A", F32({5})}, {"P", F32({9})}}};
+}
+
+// Integer division and remainder (by zero too) and a saturating cast.
+inline Case IntegersCase() {
+  return {R"(function (A[N], B[N]) -> (Q, R, F) {
+  Q = A / B;
+  R = A % B;
+  F = as_int(A * 1.7, 32);
+})",
+          {{"A", {lang::DataType::I32, {17}}}, {"B", {lang::DataType::I32, {17}}}}};
+}
+
+// Special kernels (gather), a fractional index (Direct) and argmax via index().
+inline Case GatherUpsampleArgmaxCase() {
+  return {R"(function (D[N, C], I[K], U[L]) -> (G, O, AM) {
+  G = gather(D, I);
+  O[i : 2 * L] = =(U[i / 2]);
+  Mx[n : N] = >(D[n, c]);
+  Ix = index(D, 1);
+  AM[n : N] = >(D[n, c] == Mx[n] ? Ix[n, c]);
+})",
+          {{"D", F32({4, 6})}, {"I", {lang::DataType::I32, {5}}}, {"U", F32({7})}}};
+}
+
+}  // namespace tilec::testing
