@@ -82,7 +82,7 @@ GeneratedKernel GenerateKernel(const KernelSpec& spec, const lang::Program& prog
     case KernelKind::Elementwise:
     case KernelKind::Fill: {
       std::optional<GeneratedKernel> v;
-      if (!options.use_local && options.vectorize) v = GenerateVectorKernel(spec, program, hw);
+      if (!options.use_local && options.vectorize) v = GenerateVectorKernel(spec, program, hw, options.vector_rows);
       k = v ? std::move(*v) : GenerateFlatKernel(spec, program, tile, hw, options);
       break;
     }

@@ -32,6 +32,8 @@ struct CodegenOptions {
   bool use_local = true;
   // Without local staging, emit the vector form where a kernel fits it.
   bool vectorize = true;
+  // Vector form: rows of the register block along p (0: from the registers).
+  int64_t vector_rows = 0;
 };
 
 struct GeneratedKernel {
@@ -58,9 +60,10 @@ GeneratedKernel GenerateFlatKernel(const KernelSpec& spec, const lang::Program& 
 // The CPU form (gen_vector.cc): register-blocked explicit vectors inside one
 // work item. nullopt when the kernel does not fit it (the caller then uses
 // GenerateFlatKernel).
+// `rows` > 0 forces the block size along p (else chosen from the registers).
 std::optional<GeneratedKernel> GenerateVectorKernel(const KernelSpec& spec,
                                                     const lang::Program& program,
-                                                    const HardwareModel& hw);
+                                                    const HardwareModel& hw, int64_t rows = 0);
 // Elements of the vector index one vector-form work item covers at most
 // (f32 lanes x vectors): what Lower packs inputs for.
 int64_t VectorBlockElements(const HardwareModel& hw);

@@ -78,6 +78,7 @@ CompiledProgram CompileProgram(const lang::Program& program, const CompileOption
   CodegenOptions codegen;
   codegen.use_local = options.use_local.value_or(options.hw.local_memory_managed);
   codegen.vectorize = options.vectorize;
+  codegen.vector_rows = options.vector_rows;
 
   LowerOptions lower = options.lower;
   if (!codegen.use_local && codegen.vectorize) {

@@ -43,6 +43,8 @@ struct CompileOptions {
   // Without local staging, use the vector form (gen_vector.cc) for the
   // kernels that fit it; off: the flat generator for every kernel.
   bool vectorize = true;
+  // Vector form: force the register block's rows (autotuning); 0: automatic.
+  int64_t vector_rows = 0;
   bool simplify = true;
   // Stages whose output to print ("lower", "tiles", "plan", "sem"), and the
   // sink that receives (stage, text). Without a sink nothing is printed.

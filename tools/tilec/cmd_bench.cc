@@ -31,6 +31,8 @@ struct BenchOptions {
   bool json = false;
   std::vector<std::string> tiles;  // KERNEL=T0,T1,…
   std::vector<std::string> ranks;  // KERNEL=K
+  int vector = 1;                  // 0: no vector form
+  int64_t vector_rows = 0;         // 0: automatic
 };
 
 struct KernelTime {
@@ -111,6 +113,8 @@ BenchResult BenchDevice(const BenchOptions& opts, const std::string& target, con
   compiler::CompileOptions options;
   options.forced_tiles = ParseTileArgs(opts.tiles, "--tile");
   options.candidate_rank = ParseRankArgs(opts.ranks, "--rank");
+  options.vectorize = opts.vector != 0;
+  options.vector_rows = opts.vector_rows;
   Clock::time_point start = Clock::now();
   runtime::Program compiled = runtime::Program::Compile(program, device, options);
   r.compile_ms = MsSince(start);
@@ -295,6 +299,7 @@ Command AddBenchCommand(CLI::App& parent, const GlobalOptions& global) {
       ->check(NameValueValidator())
       ->type_name("KERNEL=SIZES")
       ->allow_extra_args(false);
+  AddVectorOptions(app, opts->vector, opts->vector_rows);
   app->add_option("--rank", opts->ranks,
                   "Use a kernel's K-th best tile candidate (0: the best), e.g. --rank kernel_0=2")
       ->check(NameValueValidator())

@@ -25,6 +25,8 @@ struct CompileOptions {
   std::vector<std::string> tiles;  // KERNEL=T0,T1,…
   int local = -1;                  // -1: the device's choice
   bool full_search = false;
+  int vector = 1;                  // 0: no vector form
+  int64_t vector_rows = 0;         // 0: automatic
 };
 
 compiler::CompileOptions MakeOptions(const CompileOptions& o, const compiler::HardwareModel& hw) {
@@ -33,6 +35,8 @@ compiler::CompileOptions MakeOptions(const CompileOptions& o, const compiler::Ha
   if (o.local >= 0) c.use_local = o.local != 0;
   c.search.fast = !o.full_search;
   c.forced_tiles = ParseTileArgs(o.tiles, "--tile");
+  c.vectorize = o.vector != 0;
+  c.vector_rows = o.vector_rows;
   return c;
 }
 
@@ -100,6 +104,7 @@ void AddShared(CLI::App* app, CompileOptions& o) {
       ->check(NameValueValidator())
       ->type_name("KERNEL=SIZES")
       ->allow_extra_args(false);
+  AddVectorOptions(app, o.vector, o.vector_rows);
   app->add_option("--local", o.local, "1: stage inputs in local memory; 0: read global memory")
       ->type_name("0|1");
   app->add_flag("--full-search", o.full_search, "Expand every candidate instead of PlaidML's early stop");

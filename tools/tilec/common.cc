@@ -62,6 +62,20 @@ CLI::Option* AddShapeLayoutOptions(CLI::App* app, std::vector<std::string>& shap
   return s;
 }
 
+void AddVectorOptions(CLI::App* app, int& vector, int64_t& rows) {
+  app->add_option("--vector", vector,
+                  "1: on devices without local memory (CPUs), use the vector form where a kernel fits "
+                  "it; 0: the flat (seed-structured) form everywhere")
+      ->capture_default_str()
+      ->check(CLI::IsMember({0, 1}))
+      ->type_name("0|1");
+  app->add_option("--vector-rows", rows,
+                  "Vector form: rows of the register block (0: as many as the vector registers hold)")
+      ->capture_default_str()
+      ->check(CLI::Range(int64_t{0}, int64_t{64}))
+      ->type_name("N");
+}
+
 CLI::Validator NameValueValidator() {
   return CLI::Validator([](std::string& arg) { return CheckNameValue(arg, nullptr); }, "");
 }

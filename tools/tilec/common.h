@@ -94,6 +94,10 @@ CLI::Option* AddShapeLayoutOptions(CLI::App* app, std::vector<std::string>& shap
                                    std::vector<std::string>& layouts,
                                    std::string_view shape_help = kShapeLayoutHelp);
 
+// Adds `--vector 0|1` (the vector form on CPU devices) and `--vector-rows N`
+// (its register block's rows; 0: chosen from the vector registers).
+void AddVectorOptions(CLI::App* app, int& vector, int64_t& rows);
+
 // A layout spec and the argument that gave it, for messages.
 struct LayoutArg {
   std::string spec;
