@@ -48,7 +48,6 @@ struct Options {
   std::string device;  // empty: tools::DefaultDeviceId()
   int runs = 20;
   int warmup = 3;
-  int settle_ms = 0;  // idle time before each timed run
   int prewarm_ms = 20;  // untimed running of a side right before each timed run
   std::vector<std::string> only;
   int threads = 0;  // 0: the libraries' defaults (all cores, or OMP_NUM_THREADS / OPENBLAS_NUM_THREADS)
@@ -258,10 +257,6 @@ void Measure(const Workload& w, const Options& opts, std::shared_ptr<hal::Device
   for (int round = 0; round < opts.warmup + opts.runs; ++round) {
     for (size_t k = 0; k < sides.size(); ++k) {
       size_t s = (k + static_cast<size_t>(round)) % sides.size();
-      // Optionally let the previous side's threads stop spinning (OpenMP and
-      // OpenBLAS workers spin for a while after a call). Idling also lets the
-      // cores sleep, which slows every side down, hence off by default.
-      if (opts.settle_ms > 0) std::this_thread::sleep_for(std::chrono::milliseconds(opts.settle_ms));
       // Untimed runs first, for at least --prewarm ms: the previous side's
       // spinning threads (libgomp's spin for several ms after a parallel
       // region) stop and this side's sleeping ones wake, so every side is
@@ -325,10 +320,6 @@ int Main(int argc, char** argv) {
   app.add_option("--device", opts.device, "Tilec's device (default: llvm if available, else opencl)");
   app.add_option("--runs", opts.runs, "Timed rounds (medians need 10 or more)")->capture_default_str();
   app.add_option("--warmup", opts.warmup, "Untimed rounds first")->capture_default_str();
-  app.add_option("--settle", opts.settle_ms,
-                 "Milliseconds of idle time before each timed run, so the previous side's spinning "
-                 "threads go to sleep first")
-      ->capture_default_str();
   app.add_option("--prewarm", opts.prewarm_ms,
                  "Milliseconds of untimed runs of a side right before each of its timed runs (at "
                  "least one run), so the other side's spinning threads stop first")

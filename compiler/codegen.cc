@@ -2,6 +2,7 @@
 
 #include <fmt/format.h>
 
+#include <algorithm>
 #include <cctype>
 #include <map>
 
@@ -62,6 +63,17 @@ std::vector<sem::Param> BufferParams(const KernelSpec& spec, const lang::Program
         {ParamName(t, pos++), sem::Type::Pointer(elem, sem::AddressSpace::Global, true), true});
   }
   return params;
+}
+
+const FlatAccess& PointAccess(const KernelSpec& spec, const std::string& tensor) {
+  const FlatContraction& flat = spec.flat;
+  if (flat.accesses.at(0).tensor == tensor) return flat.accesses[0];
+  for (size_t a = flat.first_post_op_input(); a < flat.accesses.size(); ++a)
+    if (flat.accesses[a].tensor == tensor) return flat.accesses[a];
+  bool written = std::find(flat.kernel_outputs.begin(), flat.kernel_outputs.end(), tensor) !=
+                 flat.kernel_outputs.end();
+  TILEC_CHECK(written, "kernel {} has no point access for {}", spec.name, tensor);
+  return flat.accesses[0];
 }
 
 sem::Expr BufferOf(const KernelSpec& spec, const std::vector<sem::Expr>& params,

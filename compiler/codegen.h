@@ -77,6 +77,11 @@ std::vector<std::string> IndexNames(const FlatContraction& flat);
 lang::DataType IndexTypeFor(const FlatContraction& flat);
 std::string ParamName(const std::string& tensor, int position);  // a C identifier
 std::vector<sem::Param> BufferParams(const KernelSpec& spec, const lang::Program& program);
+// The access through which a flat kernel's post-ops read, or the kernel
+// writes, `tensor`. A written tensor without an access of its own is laid
+// out like the output (Lower shares access 0 then); InternalError if
+// `tensor` is neither.
+const FlatAccess& PointAccess(const KernelSpec& spec, const std::string& tensor);
 // The parameter (as a VarRef) holding `tensor`'s buffer; `params` are the
 // VarRefs of BufferParams(spec, …) in order.
 sem::Expr BufferOf(const KernelSpec& spec, const std::vector<sem::Expr>& params,

@@ -367,12 +367,11 @@ FlatContraction Flatten(const lang::Program& program, const ContractionOp& op) {
   return flat;
 }
 
-bool CanFlatten(const lang::Program& program, const ContractionOp& op) {
+std::optional<FlatContraction> TryFlatten(const lang::Program& program, const ContractionOp& op) {
   try {
-    Flatten(program, op);
-    return true;
+    return Flatten(program, op);
   } catch (const InternalError&) {
-    return false;
+    return std::nullopt;
   }
 }
 

@@ -1,6 +1,8 @@
 // Flatten: a bound contraction -> its flat table (flat.h). Stage 5 of DESIGN.md.
 #pragma once
 
+#include <optional>
+
 #include "compiler/flat.h"
 #include "tile_lang/program.h"
 
@@ -44,8 +46,9 @@ namespace tilec::compiler {
 // overflow 64 bits; InternalError for a violated precondition.
 FlatContraction Flatten(const lang::Program& program, const lang::ContractionOp& op);
 
-// False if Flatten would throw InternalError for this contraction (layouts
-// or index polynomials it cannot express): Lower then emits a Direct kernel.
-bool CanFlatten(const lang::Program& program, const lang::ContractionOp& op);
+// Flatten, or nullopt where Flatten would throw InternalError (layouts or
+// index polynomials it cannot express): Lower then emits a Direct kernel.
+std::optional<FlatContraction> TryFlatten(const lang::Program& program,
+                                          const lang::ContractionOp& op);
 
 }  // namespace tilec::compiler

@@ -81,17 +81,8 @@ class FlatGen {
 
   Expr Buffer(const std::string& tensor) const { return BufferOf(spec_, params_, tensor); }
 
-  // The access through which post-ops read or the kernel writes `tensor`.
-  // A written tensor without an access of its own is laid out like the
-  // output (Lower shares access 0 then).
   const FlatAccess& PointAccess(const std::string& tensor) const {
-    if (flat_.accesses[0].tensor == tensor) return flat_.accesses[0];
-    for (size_t a = flat_.first_post_op_input(); a < flat_.accesses.size(); ++a)
-      if (flat_.accesses[a].tensor == tensor) return flat_.accesses[a];
-    bool written = std::find(flat_.kernel_outputs.begin(), flat_.kernel_outputs.end(), tensor) !=
-                   flat_.kernel_outputs.end();
-    TILEC_CHECK(written, "kernel {} has no point access for {}", spec_.name, tensor);
-    return flat_.accesses[0];
+    return compiler::PointAccess(spec_, tensor);
   }
 
   Expr Pos(int i) const {

@@ -335,10 +335,7 @@ class VecGen {
   Expr Buffer(const std::string& tensor) const { return BufferOf(spec_, params_, tensor); }
 
   const FlatAccess& PointAccess(const std::string& tensor) const {
-    if (flat_.accesses[0].tensor == tensor) return flat_.accesses[0];
-    for (size_t a = flat_.first_post_op_input(); a < flat_.accesses.size(); ++a)
-      if (flat_.accesses[a].tensor == tensor) return flat_.accesses[a];
-    return flat_.accesses[0];  // a result written in the output's layout (see Lower)
+    return compiler::PointAccess(spec_, tensor);
   }
 
   // Every constraint holds on the whole block (all reduction values, PB

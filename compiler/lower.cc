@@ -367,10 +367,8 @@ class Lowerer {
       return;  // nothing to compute; the runtime allocates an empty buffer
     }
     std::optional<FlatContraction> flat;
-    if (AllIntegral(c) && CanFlatten(program_, c)) {
-      flat = Flatten(program_, c);
-      if (!OutputInjective(*flat)) flat.reset();
-    }
+    if (AllIntegral(c)) flat = TryFlatten(program_, c);
+    if (flat && !OutputInjective(*flat)) flat.reset();
     if (flat && options_.relayout_for_vectors && !c.default_tensor && OutputDense(*flat)) {
       if (std::optional<ContractionOp> moved = RelayoutInputs(c, *flat)) {
         flat = Flatten(extended_, *moved);
@@ -525,13 +523,10 @@ class Lowerer {
       c.output_index.push_back(p);
       in.index.push_back(p);
       c.index_vars.push_back(var);
-      c.bounds.push_back({0, t.shape.dims[d] - 1});
     }
-    std::sort(c.index_vars.begin(), c.index_vars.end());
-    std::vector<ContractionOp::Bound> bounds(c.index_vars.size());
-    for (size_t v = 0; v < c.index_vars.size(); ++v)
-      bounds[v] = {0, t.shape.dims[std::stoi(c.index_vars[v].substr(1))] - 1};
-    c.bounds = bounds;
+    std::sort(c.index_vars.begin(), c.index_vars.end());  // "i10" sorts before "i2"
+    for (const std::string& var : c.index_vars)
+      c.bounds.push_back({0, t.shape.dims[std::stoi(var.substr(1))] - 1});
     c.inputs.push_back(in);
     KernelSpec k;
     k.name = NextName();

@@ -311,7 +311,7 @@ TEST(Flatten, RejectsBlockedDimensionsOfCompoundIndices) {
                   {1, 1, 8, 1}};
   blocked.elements = 32 * 224 * 224 * 64;
   p.tensors["D"].layout = blocked;
-  EXPECT_FALSE(CanFlatten(p, testing::FirstContraction(p)));
+  EXPECT_FALSE(TryFlatten(p, testing::FirstContraction(p)).has_value());
   try {
     Flatten(p, testing::FirstContraction(p));
     FAIL() << "expected InternalError";
