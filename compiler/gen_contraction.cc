@@ -269,29 +269,9 @@ class FlatGen {
   }
 
   Expr Combine(bool clamp) const {
-    using lang::ast::CombOp;
-    DataType t = flat_.agg_type;
-    auto conv = [&](int a) { return ConvertValue(LoadInput(a, clamp), t); };
-    auto arith = [&](lang::ElemFn fn, Expr x, Expr y) {
-      lang::ElementwiseOp op;
-      op.fn = fn;
-      op.compute_type = t;
-      return GenerateElementwise(op, {std::move(x), std::move(y)}, t);
-    };
-    auto equal = [&]() {
-      DataType pt = lang::Promote(flat_.accesses[1].dtype, flat_.accesses[2].dtype);
-      return _Eq(ConvertValue(LoadInput(1, clamp), pt), ConvertValue(LoadInput(2, clamp), pt));
-    };
-    switch (flat_.comb_op) {
-      case CombOp::None: return conv(1);
-      case CombOp::Mul: return t == DataType::Bool ? _LogicalAnd(conv(1), conv(2))
-                                                   : arith(lang::ElemFn::Mul, conv(1), conv(2));
-      case CombOp::Add: return t == DataType::Bool ? _LogicalOr(conv(1), conv(2))
-                                                   : arith(lang::ElemFn::Add, conv(1), conv(2));
-      case CombOp::Eq: return ConvertValue(equal(), t);
-      case CombOp::Cond: return _Select(equal(), conv(3), Zero(t));
-    }
-    TILEC_UNREACHABLE();
+    std::vector<Expr> in;
+    for (int a = 1; a <= flat_.num_inputs; ++a) in.push_back(LoadInput(a, clamp));
+    return CombineValues(flat_.comb_op, in, flat_.agg_type);
   }
 
   Expr Aggregate(Expr acc, Expr v, Expr hit) const {

@@ -109,6 +109,29 @@ Expr ConvertValue(const Expr& e, DataType to) {
   return _Cast(target, e);
 }
 
+Expr CombineValues(lang::ast::CombOp op, const std::vector<Expr>& in, DataType t) {
+  using lang::ast::CombOp;
+  auto conv = [&](size_t a) { return ConvertValue(in.at(a), t); };
+  auto arith = [&](ElemFn fn) {
+    lang::ElementwiseOp e;
+    e.fn = fn;
+    e.compute_type = t;
+    return GenerateElementwise(e, {conv(0), conv(1)}, t);
+  };
+  auto equal = [&]() {
+    DataType pt = lang::Promote(in.at(0)->type.dtype, in.at(1)->type.dtype);
+    return _Eq(ConvertValue(in[0], pt), ConvertValue(in[1], pt));
+  };
+  switch (op) {
+    case CombOp::None: return conv(0);
+    case CombOp::Mul: return t == DataType::Bool ? _LogicalAnd(conv(0), conv(1)) : arith(ElemFn::Mul);
+    case CombOp::Add: return t == DataType::Bool ? _LogicalOr(conv(0), conv(1)) : arith(ElemFn::Add);
+    case CombOp::Eq: return ConvertValue(equal(), t);
+    case CombOp::Cond: return _Select(equal(), conv(2), _Const(0, t));
+  }
+  TILEC_UNREACHABLE();
+}
+
 bool IsVectorSafe(const lang::ElementwiseOp& op) {
   auto float_or_bool = [](DataType t) { return lang::IsFloat(t) || t == DataType::Bool; };
   if (!float_or_bool(op.compute_type)) return false;

@@ -27,6 +27,12 @@ sem::Expr ConvertValue(const sem::Expr& e, lang::DataType to);
 sem::Expr GenerateElementwise(const lang::ElementwiseOp& op, std::vector<sem::Expr> operands,
                               lang::DataType out_dtype, const sem::Expr& coordinate = nullptr);
 
+// The combination `op` of a contraction's input values `in` (one per input,
+// of their own types) as a value of the aggregation type `t`: None, Mul and
+// Add in `t` (for bool: and, or), Eq comparing in the inputs' promoted type,
+// Cond = in[0] == in[1] ? in[2] : 0.
+sem::Expr CombineValues(lang::ast::CombOp op, const std::vector<sem::Expr>& in, lang::DataType t);
+
 // True if GenerateElementwise gives the right lane-wise result for vector
 // operands: float or bool compute types, no bit operations, no index().
 bool IsVectorSafe(const lang::ElementwiseOp& op);

@@ -283,7 +283,7 @@ class SpecialGen {
       if (sc.den != 1) ok = and_(ok, _Eq(n % sc.den, _Const(0)));
       ok = and_(ok, _LogicalAnd(n >= 0, n < c.range * sc.den));
     }
-    Expr v = Combine(op, values, t);
+    Expr v = CombineValues(op.comb, values, t);
     Expr agg = Aggregate(op.agg, acc, v, hit, t);
     Stmt update = _Block({_Assign(acc, agg), _Assign(hit, _Bool(true))});
     point.push_back(ok ? _If(ok, update) : update);
@@ -301,29 +301,6 @@ class SpecialGen {
     }
     s.push_back(_Store(Buffer(out.name), Address(out, oc), _Select(hit, acc, unreached)));
     return s;
-  }
-
-  static Expr Combine(const lang::ContractionOp& op, const std::vector<Expr>& in, DataType t) {
-    using lang::ast::CombOp;
-    auto arith = [&](lang::ElemFn fn) {
-      lang::ElementwiseOp e;
-      e.fn = fn;
-      e.compute_type = t;
-      return GenerateElementwise(e, {ConvertValue(in[0], t), ConvertValue(in[1], t)}, t);
-    };
-    auto equal = [&]() {
-      DataType pt = lang::Promote(in[0]->type.dtype, in[1]->type.dtype);
-      return _Eq(ConvertValue(in[0], pt), ConvertValue(in[1], pt));
-    };
-    switch (op.comb) {
-      case CombOp::None: return ConvertValue(in[0], t);
-      case CombOp::Mul: return arith(lang::ElemFn::Mul);
-      case CombOp::Add: return arith(lang::ElemFn::Add);
-      case CombOp::Eq: return ConvertValue(equal(), t);
-      case CombOp::Cond:
-        return _Select(equal(), ConvertValue(in[2], t), lang::IsFloat(t) ? _Float(0, t) : _Const(0, t));
-    }
-    TILEC_UNREACHABLE();
   }
 
   static Expr Aggregate(lang::ast::AggOp agg, Expr acc, Expr v, Expr hit, DataType t) {

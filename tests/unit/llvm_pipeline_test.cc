@@ -181,6 +181,10 @@ TEST(LlvmPipeline, HalfAndDouble) {
     Check(d, f, {}, "f64 matmul", 1e-9);
 }
 
+TEST(LlvmPipeline, BoolCombinations) {
+  Check(testing::BoolCombinationsCase(), {false, 1}, {}, "bool");
+}
+
 TEST(LlvmPipeline, GatherUpsampleArgmax) {
   Case c = testing::GatherUpsampleArgmaxCase();
   Check(c, {false, 1}, {}, "gather/upsample/argmax");

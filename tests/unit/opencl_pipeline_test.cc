@@ -86,6 +86,8 @@ TEST(OpenClPipeline, IntegersAndCasts) {
   Check(c, {}, "ints");
 }
 
+TEST(OpenClPipeline, BoolCombinations) { Check(testing::BoolCombinationsCase(), {}, "bool"); }
+
 TEST(OpenClPipeline, GatherUpsampleArgmax) {
   Case c = testing::GatherUpsampleArgmaxCase();
   Check(c, {}, "gather/upsample/argmax");

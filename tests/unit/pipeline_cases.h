@@ -68,4 +68,14 @@ inline Case GatherUpsampleArgmaxCase() {
           {{"D", F32({4, 6})}, {"I", {lang::DataType::I32, {5}}}, {"U", F32({7})}}};
 }
 
+// Bool combinations in a Direct kernel (fractional index) and a flat one:
+// `*` is "and", `+` is "or" on bools.
+inline Case BoolCombinationsCase() {
+  return {R"(function (A[N], B[N]) -> (O, P) {
+  O[i : 2 * N] = +(A[i / 2] * B[i / 2]);
+  P[i : N] = +(A[i] + B[j]);
+})",
+          {{"A", {lang::DataType::Bool, {5}}}, {"B", {lang::DataType::Bool, {5}}}}};
+}
+
 }  // namespace tilec::testing
