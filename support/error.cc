@@ -4,7 +4,7 @@
 
 namespace tilec {
 
-std::string UserError::Render() const {
+std::string UserError::Render(int width) const {
   if (!file_ || !span_.known()) {
     if (file_) return fmt::format("{}: error: {}", file_->name, message_);
     return fmt::format("error: {}", message_);
@@ -12,19 +12,39 @@ std::string UserError::Render() const {
   std::string out = fmt::format("{}:{}:{}: error: {}\n", file_->name, span_.begin.line,
                                 span_.begin.col, message_);
   std::string_view line = file_->Line(span_.begin.line);
-  out += fmt::format("{}\n", line);
-  // Caret under the first column, tildes to the end of the span on that line.
+  const int len = static_cast<int>(line.size());
+  // Columns are 1-based; the caret covers [begin, end) on this line.
   int begin = std::max(1, span_.begin.col);
-  int end = span_.end.line == span_.begin.line ? std::max(begin + 1, span_.end.col)
-                                               : static_cast<int>(line.size()) + 1;
-  end = std::min(end, std::max(begin + 1, static_cast<int>(line.size()) + 1));
-  std::string caret;
-  for (int c = 1; c < begin; ++c) {
+  int end = span_.end.line == span_.begin.line ? std::max(begin + 1, span_.end.col) : len + 1;
+  end = std::min(end, std::max(begin + 1, len + 1));
+  // The window [lo, hi) of columns shown: the whole line if it fits, else
+  // as much as fits in `width` beside the ellipses: from the start when the
+  // caret is in the first two thirds, else with a third of it before the caret.
+  width = std::max(width, kMinWidth);
+  int lo = 1, hi = len + 1;
+  if (len > width) {
+    if (begin <= (width - 1) * 2 / 3) {
+      hi = width;  // width - 1 columns, then the ellipsis
+    } else {
+      const int room = width - 2;
+      lo = begin - room / 3;
+      hi = std::min(len + 1, lo + room);
+      lo = std::max(2, hi - room);
+    }
+  }
+  const char* kEllipsis = "\u2026";  // one column wide
+  std::string shown = lo > 1 ? kEllipsis : "";
+  shown += line.substr(lo - 1, hi - lo);
+  if (hi <= len) shown += kEllipsis;
+  out += shown + "\n";
+  // Caret under the first column, tildes to the end of the span in the window.
+  std::string caret = lo > 1 ? " " : "";
+  for (int c = lo; c < begin; ++c) {
     // Keep tabs so the caret lines up under the same column.
-    caret += (c - 1 < static_cast<int>(line.size()) && line[c - 1] == '\t') ? '\t' : ' ';
+    caret += (c - 1 < len && line[c - 1] == '\t') ? '\t' : ' ';
   }
   caret += '^';
-  for (int c = begin + 1; c < end; ++c) caret += '~';
+  for (int c = begin + 1; c < std::min(end, hi); ++c) caret += '~';
   out += caret;
   return out;
 }

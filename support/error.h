@@ -40,7 +40,12 @@ class UserError : public Error {
 
   // `file:line:col: error: message` followed by the source line and a caret
   // line (`^~~~` under the span), or `error: message` without a location.
-  std::string Render() const override;
+  // A source line wider than `width` columns is clipped to a window of that
+  // width around the caret, with `…` where text was cut.
+  std::string Render() const override { return Render(kDefaultWidth); }
+  virtual std::string Render(int width) const;
+  static constexpr int kDefaultWidth = 160;
+  static constexpr int kMinWidth = 20;
 
  private:
   std::string message_;

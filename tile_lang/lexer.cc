@@ -34,24 +34,25 @@ std::string ShowChar(char c) {
   return fmt::format("'\\x{:02X}'", u);
 }
 
+}  // namespace
+
 class Lexer {
  public:
   explicit Lexer(const SourceFilePtr& source) : source_(source), text_(source->text) {}
 
-  std::vector<Token> Run() {
-    std::vector<Token> tokens;
-    SourceLoc last_end{1, 1};
-    for (;;) {
-      SkipWhitespaceAndComments();
-      if (pos_ >= text_.size()) break;
-      tokens.push_back(Next());
-      last_end = tokens.back().span.end;
+  // The next token; after the last one, the End token (whose empty span sits
+  // just after the last real token).
+  Token Lex() {
+    SkipWhitespaceAndComments();
+    if (pos_ >= text_.size()) {
+      Token end;
+      end.kind = TokenKind::End;
+      end.span = {last_end_, last_end_};
+      return end;
     }
-    Token end;
-    end.kind = TokenKind::End;
-    end.span = {last_end, last_end};
-    tokens.push_back(std::move(end));
-    return tokens;
+    Token t = Next();
+    last_end_ = t.span.end;
+    return t;
   }
 
  private:
@@ -242,6 +243,7 @@ class Lexer {
     return t;
   }
 
+  SourceLoc last_end_{1, 1};
   SourceFilePtr source_;
   std::string_view text_;
   size_t pos_ = 0;
@@ -249,11 +251,28 @@ class Lexer {
   int col_ = 1;
 };
 
-}  // namespace
+TokenStream::TokenStream(const SourceFilePtr& source) {
+  TILEC_CHECK(source != nullptr);
+  lexer_ = std::make_unique<Lexer>(source);
+}
+
+TokenStream::~TokenStream() = default;
+
+const Token& TokenStream::At(size_t i) {
+  while (!ended_ && tokens_.size() <= i) {
+    tokens_.push_back(lexer_->Lex());
+    ended_ = tokens_.back().kind == TokenKind::End;
+  }
+  return i < tokens_.size() ? tokens_[i] : tokens_.back();
+}
 
 std::vector<Token> Lex(const SourceFilePtr& source) {
-  TILEC_CHECK(source != nullptr);
-  return Lexer(source).Run();
+  TokenStream stream(source);
+  std::vector<Token> tokens;
+  for (size_t i = 0;; ++i) {
+    tokens.push_back(stream.At(i));
+    if (tokens.back().kind == TokenKind::End) return tokens;
+  }
 }
 
 }  // namespace tilec::lang

@@ -18,6 +18,8 @@
 #pragma once
 
 #include <cstdint>
+#include <deque>
+#include <memory>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -65,5 +67,30 @@ struct Token {
 // unexpected character, malformed or out-of-range number, unterminated block
 // comment, `#`/`$` not followed by a name.
 std::vector<Token> Lex(const SourceFilePtr& source);
+
+class Lexer;
+
+// Tokens lexed on demand: token i is lexed when first asked for, so a parser
+// that stops early (an error near the start of a huge input) does work in
+// proportion to what it read, not to the input. A lexical error is thrown
+// when the token it is in is first asked for. References returned by At stay
+// valid for the stream's lifetime.
+class TokenStream {
+ public:
+  explicit TokenStream(const SourceFilePtr& source);
+  ~TokenStream();
+  TokenStream(const TokenStream&) = delete;
+  TokenStream& operator=(const TokenStream&) = delete;
+
+  // Token i; past the end, the End token.
+  const Token& At(size_t i);
+  // Tokens lexed so far (End included), a measure of the work done.
+  size_t lexed() const { return tokens_.size(); }
+
+ private:
+  std::unique_ptr<Lexer> lexer_;
+  std::deque<Token> tokens_;
+  bool ended_ = false;
+};
 
 }  // namespace tilec::lang

@@ -68,7 +68,11 @@ bool IsPolyOp(BinaryOp op) {
 
 class Parser {
  public:
-  explicit Parser(const SourceFilePtr& source) : source_(source), tokens_(Lex(source)) {}
+  Parser(const SourceFilePtr& source, ParseStats* stats)
+      : source_(source), tokens_(source), stats_(stats) {}
+  ~Parser() {
+    if (stats_) stats_->tokens_lexed = tokens_.lexed();
+  }
 
   Function ParseProgram() {
     Function f;
@@ -114,11 +118,11 @@ class Parser {
  private:
   // ---- tokens and diagnostics ----------------------------------------------
 
-  const Token& Cur() const { return tokens_[pos_]; }
-  const Token& Ahead(size_t n) const { return tokens_[std::min(pos_ + n, tokens_.size() - 1)]; }
-  bool At(TokenKind kind) const { return Cur().kind == kind; }
+  const Token& Cur() { return tokens_.At(pos_); }
+  const Token& Ahead(size_t n) { return tokens_.At(pos_ + n); }
+  bool At(TokenKind kind) { return Cur().kind == kind; }
   const Token& Take() {
-    const Token& t = tokens_[pos_];
+    const Token& t = tokens_.At(pos_);
     prev_end_ = t.span.end;
     if (t.kind != TokenKind::End) ++pos_;
     return t;
@@ -136,7 +140,7 @@ class Parser {
     TILEC_USER_ERROR_AT(source_, span, "{}", message);
   }
   // "expected X, found 'y'" (or "unexpected end of input; expected X") at Cur().
-  [[noreturn]] void Unexpected(const std::string& expected) const {
+  [[noreturn]] void Unexpected(const std::string& expected) {
     if (At(TokenKind::End)) Fail(Cur(), fmt::format("unexpected end of input; expected {}", expected));
     Fail(Cur(), fmt::format("expected {}, found '{}'", expected, Cur().raw));
   }
@@ -414,7 +418,7 @@ class Parser {
     return lhs;
   }
 
-  [[noreturn]] void NotInPoly(std::string_view what) const {
+  [[noreturn]] void NotInPoly(std::string_view what) {
     Fail(Cur(), fmt::format("{} is not allowed in an index polynomial (only integers, names, "
                             "+ - * / and parentheses are)", what));
   }
@@ -476,7 +480,7 @@ class Parser {
     return Node(MakeUnary(uop, operand.e, Join(op.span, operand.e->span)), {operand.depth});
   }
 
-  void CheckNoJuxtaposition(const Token& lit, Mode mode) const {
+  void CheckNoJuxtaposition(const Token& lit, Mode mode) {
     if (mode == Mode::Expr && At(TokenKind::IdxId)) {
       Fail(Cur(), fmt::format("'{} {}' (a number followed by an index name) is only allowed in an "
                               "index polynomial; write '{} * {}'", lit.raw, Cur().raw, lit.raw, Cur().raw));
@@ -547,7 +551,8 @@ class Parser {
   }
 
   SourceFilePtr source_;
-  std::vector<Token> tokens_;
+  TokenStream tokens_;
+  ParseStats* stats_;
   size_t pos_ = 0;
   SourceLoc prev_end_{1, 1};
   int nesting_ = 0;
@@ -555,14 +560,14 @@ class Parser {
 
 }  // namespace
 
-Function Parse(const SourceFilePtr& source) {
+Function Parse(const SourceFilePtr& source, ParseStats* stats) {
   TILEC_CHECK(source != nullptr);
-  return Parser(source).ParseProgram();
+  return Parser(source, stats).ParseProgram();
 }
 
-ExprPtr ParseExpr(const SourceFilePtr& source) {
+ExprPtr ParseExpr(const SourceFilePtr& source, ParseStats* stats) {
   TILEC_CHECK(source != nullptr);
-  return Parser(source).ParseSingleExpr();
+  return Parser(source, stats).ParseSingleExpr();
 }
 
 }  // namespace tilec::lang

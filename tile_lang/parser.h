@@ -1,19 +1,27 @@
 // Parse: Tile source text -> ast::Function.
 #pragma once
 
+#include <cstddef>
+
 #include "support/source.h"
 #include "tile_lang/ast.h"
 
 namespace tilec::lang {
 
+// The work a parse did, for tests that bound it (the lexer runs on demand, so
+// an error near the start of a huge input stops after a few tokens).
+struct ParseStats {
+  size_t tokens_lexed = 0;  // filled in when the parse ends, also on an error
+};
+
 // Parses one `function (...) -> (...) { ... }` program.
 // Pre: none (any bytes are accepted as input).
 // Post: a Function whose nodes all carry spans into `source`, or a UserError
-// with the location of the first lexical or syntax error. Never crashes or
-// hangs; nesting deeper than a fixed limit is a UserError.
-ast::Function Parse(const SourceFilePtr& source);
+// with the location of the first lexical or syntax error (in reading order).
+// Never crashes or hangs; nesting deeper than a fixed limit is a UserError.
+ast::Function Parse(const SourceFilePtr& source, ParseStats* stats = nullptr);
 
 // Parses a single expression (used by tests and the API), e.g. "a + b * 2".
-ast::ExprPtr ParseExpr(const SourceFilePtr& source);
+ast::ExprPtr ParseExpr(const SourceFilePtr& source, ParseStats* stats = nullptr);
 
 }  // namespace tilec::lang

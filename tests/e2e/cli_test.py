@@ -33,7 +33,7 @@ SYNTAX_ERROR = "function (A[M, L], B[L, N]) -> (C) {\n  C[i, j : M, N] = +(A[i, 
 
 
 def run(*args: str, cwd: Path | None = None) -> subprocess.CompletedProcess:
-    return subprocess.run([TILEC, *args], capture_output=True, text=True, timeout=300, cwd=cwd)
+    return subprocess.run([TILEC, *args], capture_output=True, text=True, encoding="utf-8", timeout=300, cwd=cwd)
 
 
 def npy_bytes(array: np.ndarray) -> bytes:
@@ -150,6 +150,23 @@ class CliTest(unittest.TestCase):
         self.assertTrue(lines[0].startswith(f"{bad}:3:10: error: "), r.stderr)
         self.assertEqual(lines[1], "  D = C +* 2;")
         self.assertEqual(lines[2].rstrip(), " " * 9 + "^")
+
+    def test_error_in_a_long_line_is_clipped_around_the_caret(self) -> None:
+        # A 110 kB generated line with an error in its middle: the line is shown
+        # as a window (160 columns when stderr is not a terminal) with an
+        # ellipsis on each side and the caret under the bad token.
+        stmts = "B = A + 1; " * 5000
+        src = self.dir / "long.tile"
+        src.write_text("function (A) -> (B) { " + stmts + "B = A +* 2; " + stmts + "}\n")
+        r = run("check", str(src), "-s", "A=f32[2]")
+        self.assertExit(r, 1)
+        lines = r.stderr.splitlines()
+        self.assertEqual(len(lines), 3, r.stderr[:500])
+        self.assertIn("error: expected", lines[0])
+        self.assertLessEqual(len(lines[1]), 160)
+        self.assertTrue(lines[1].startswith("\u2026") and lines[1].endswith("\u2026"), lines[1])
+        col = lines[2].index("^")
+        self.assertEqual(lines[1][col], "*", lines[1] + "\n" + lines[2])
 
     def test_bind_error_points_at_the_source(self) -> None:
         src = self.path("matmul.tile")

@@ -5,7 +5,6 @@
 #include <stdlib.h>
 #include <unistd.h>
 
-#include <chrono>
 #include <cstdio>
 #include <cstring>
 #include <memory>
@@ -406,18 +405,15 @@ TEST_F(OpenClDeviceTest, BuildErrorCarriesTheBuildLog) {
   }
 }
 
-TEST_F(OpenClDeviceTest, ProgramCacheReturnsTheSameProgramInstantly) {
+TEST_F(OpenClDeviceTest, ProgramCacheReturnsTheSameProgram) {
   // A source no other test builds, so the first build is a real one.
   const std::string source =
       "__kernel void cached(__global int* x) { x[get_global_id(0)] += 1; }\n";
   size_t before = device().cached_program_count();
   Program first = device().Build(source);
   EXPECT_EQ(device().cached_program_count(), before + 1);
-  auto start = std::chrono::steady_clock::now();
   Program second = device().Build(source);
-  auto elapsed = std::chrono::steady_clock::now() - start;
   EXPECT_EQ(second.handle(), first.handle());
-  EXPECT_LT(elapsed, std::chrono::milliseconds(1));
   EXPECT_EQ(device().cached_program_count(), before + 1);
   // Other options are another program.
   Program optimized = device().Build(source, "-cl-fast-relaxed-math");

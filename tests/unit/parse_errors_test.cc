@@ -332,3 +332,58 @@ TEST(ParseErrorsTest, EachMalformedProgramRendersItsExactError) {
 
 }  // namespace
 }  // namespace tilec::lang
+
+namespace tilec::lang {
+namespace {
+
+// The rendered error of `program` (which must fail to parse) at `width`.
+std::string RenderAt(const std::string& program, int width) {
+  try {
+    Parse(MakeSource("long.tile", program));
+  } catch (const UserError& e) {
+    return e.Render(width);
+  }
+  ADD_FAILURE() << "parsed without error";
+  return "";
+}
+
+TEST(ParseErrorsTest, LongLinesAreClippedAroundTheCaret) {
+  // An error in the middle of a 100 kB line: a window of the width, with an
+  // ellipsis on each side, and the caret under the offending token.
+  std::string sum;
+  for (int i = 0; i < 5000; ++i) sum += "B = A + 1; ";
+  std::string program = "function (A) -> (B) { " + sum + "B = A + ) + A; " + sum + "}";
+  std::string rendered = RenderAt(program, 40);
+  std::string head = rendered.substr(0, rendered.find('\n'));
+  EXPECT_NE(head.find("error: expected"), std::string::npos) << head;
+  std::string line = rendered.substr(head.size() + 1, rendered.rfind('\n') - head.size() - 1);
+  std::string caret = rendered.substr(rendered.rfind('\n') + 1);
+  EXPECT_EQ(line.rfind("\u2026", 0), 0u) << line;  // clipped on the left
+  EXPECT_EQ(line.size() - line.rfind("\u2026"), std::string("\u2026").size()) << line;  // and right
+  // 38 source columns between the two one-column ellipses.
+  EXPECT_EQ(line.size(), 38 + 2 * std::string("\u2026").size()) << line;
+  // The caret points at the ')' (ellipsis = one column, three bytes).
+  size_t caret_col = caret.find('^');
+  ASSERT_NE(caret_col, std::string::npos);
+  EXPECT_EQ(line.substr(caret_col + 2, 1), ")") << line << "\n" << caret;
+  EXPECT_EQ(caret.find_first_not_of(' '), caret_col);
+
+  // Near the start of the line: clipped on the right only.
+  std::string early = "function (A) -> (B) { B = A + ); " + sum + "}";
+  rendered = RenderAt(early, 60);
+  line = rendered.substr(rendered.find('\n') + 1);
+  line = line.substr(0, line.find('\n'));
+  EXPECT_EQ(line.rfind("function (A)", 0), 0u) << line;
+  EXPECT_EQ(line.size(), 59 + std::string("\u2026").size()) << line;
+  caret = rendered.substr(rendered.rfind('\n') + 1);
+  EXPECT_EQ(line.substr(caret.find('^'), 1), ")");
+
+  // A line that fits is shown whole, as before.
+  EXPECT_EQ(RenderAt("function (A) -> (B) { B = A + ); }", 40),
+            "long.tile:1:31: error: expected an expression, found ')'\n"
+            "function (A) -> (B) { B = A + ); }\n"
+            "                              ^");
+}
+
+}  // namespace
+}  // namespace tilec::lang

@@ -165,7 +165,8 @@ auto Timed(const GlobalOptions& global, std::string_view stage, F&& f) {
 class UserErrorWithNote : public UserError {
  public:
   UserErrorWithNote(const UserError& error, std::string note) : UserError(error), note_(std::move(note)) {}
-  std::string Render() const override { return UserError::Render() + "\nnote: " + note_; }
+  using UserError::Render;
+  std::string Render(int width) const override { return UserError::Render(width) + "\nnote: " + note_; }
 
  private:
   std::string note_;

@@ -1,6 +1,9 @@
 // The `tilec` command line: parses arguments with CLI11, runs the chosen
 // subcommand, and turns every error into a message on stderr and an exit code
 // (see kExitCodesHelp).
+#include <sys/ioctl.h>
+#include <unistd.h>
+
 #include <cstdio>
 #include <iostream>
 #include <new>
@@ -13,6 +16,14 @@
 
 namespace tilec::tools {
 namespace {
+
+// Columns for error source lines: the terminal's width when stderr is one.
+int ErrorWidth() {
+  winsize ws{};
+  if (isatty(STDERR_FILENO) && ioctl(STDERR_FILENO, TIOCGWINSZ, &ws) == 0 && ws.ws_col > 0)
+    return ws.ws_col;
+  return UserError::kDefaultWidth;
+}
 
 enum ExitCode { kOk = 0, kUserError = 1, kUsageError = 2, kInternalError = 3, kDeviceError = 4 };
 
@@ -55,7 +66,7 @@ int Main(int argc, char** argv) {
     fmt::print(stderr, "{}\nRun with --help for more information.\n", e.what());
     return kUsageError;
   } catch (const UserError& e) {
-    fmt::print(stderr, "{}\n", e.Render());
+    fmt::print(stderr, "{}\n", e.Render(ErrorWidth()));
     return kUserError;
   } catch (const DeviceError& e) {
     fmt::print(stderr, "{}\n", e.Render());
