@@ -7,7 +7,10 @@
 //
 //   * a vector index v: an output index with stride 1 in everything the
 //     kernel writes, and stride 0 or 1 in everything it reads; W lanes, NV
-//     vectors per work item (NV*W consecutive values of v);
+//     vectors per work item (NV*W consecutive values of v); a range that W
+//     or NV*W does not divide ends in a masked tail (masked loads and
+//     stores), and a constraint on v (a "same" convolution along W) becomes
+//     a lane mask of the loads and the multiply-adds;
 //   * a block index p: another output index, PB consecutive values, chosen so
 //     that the vector loads are reused across it (stride 0 in the inputs that
 //     move along v);
@@ -17,8 +20,9 @@
 //     per vector input and vector, one broadcast scalar load per broadcast
 //     input and p, and one fused multiply-add per accumulator;
 //   * a fast path without checks when the whole block satisfies every
-//     constraint, and a slow path that guards each p (constraints and the
-//     tail of p) once per iteration of the constrained loops;
+//     constraint and has no tail, and a slow path that guards each p
+//     (constraints and the tail of p) and masks each vector (constraints on
+//     v and its tail) once per iteration of the constrained loops;
 //   * the post-ops on whole vectors where they are lane-wise safe (else lane
 //     by lane), then vector stores.
 //
@@ -75,21 +79,23 @@ class VecGen {
     std::vector<Stmt> top;
     top.push_back(_Comment(flat_.comment.empty() ? spec_.name : flat_.comment));
     DeclarePositions(top);
+    if (Masked()) DeclareLanes(top);
     if (contraction_) {
       for (int pp = 0; pp < pb_; ++pp)
         for (int vv = 0; vv < nv_; ++vv)
           top.push_back(_Declare(VecType(), AccName(pp, vv), _Float(0, VecType())));
       Expr fast = FastCondition();
-      bool slow_needed = !flat_.constraints.empty() || PTail();
+      bool slow_needed = !flat_.constraints.empty() || PTail() || VTail();
       if (!slow_needed) top.push_back(Compute(false));
       else if (fast) top.push_back(_If(fast, Compute(false), Compute(true)));
       else top.push_back(Compute(true));
     }
-    for (int pp = 0; pp < pb_; ++pp) {
-      Stmt s = Epilogue(pp);
-      if (PTail()) s = _If(Pos(p_) + pp < flat_.indices[p_].range, s);
-      top.push_back(s);
-    }
+    // The stores: whole vectors, or masked in the block with v's tail.
+    if (VTail())
+      top.push_back(_If(Pos(v_) + int64_t{nv_} * w_ <= flat_.indices[v_].range, Epilogues(false),
+                        Epilogues(true)));
+    else
+      top.push_back(Epilogues(false));
     out.function.body = _Block(std::move(top));
     out.function.work_group_size = std::array<int64_t, 3>{1, 1, 1};
     out.local = {1, 1, 1};
@@ -135,22 +141,28 @@ class VecGen {
     for (int i = 0; i < flat_.num_indices() && v_ < 0; ++i)
       if (out_strides[i] == 1 && VectorCandidate(i)) v_ = i;
     if (v_ < 0) return false;
+    // Lanes: the fewest vectors cover v; among equals an exact fit (no
+    // masked tail), then the widest.
     int64_t range_v = flat_.indices[v_].range;
     int64_t max_w = MaxLanes(hw_, dtype_);
-    for (int w : {16, 8, 4, 2})
-      if (w <= max_w && range_v % w == 0) {
-        w_ = w;
-        break;
-      }
-    if (w_ < 2) return false;
-    int64_t nvec = range_v / w_;
+    int64_t nvec = INT64_MAX;
+    bool exact = false;
+    for (int w : {16, 8, 4, 2}) {
+      if (w > max_w) continue;
+      int64_t n = (range_v + w - 1) / w;
+      bool fits = range_v % w == 0;
+      if (n < nvec || (n == nvec && fits && !exact)) w_ = w, nvec = n, exact = fits;
+    }
+    // Vectors per work item: the most whose padding (whole masked vectors in
+    // the last block) stays within 1/8 of the vectors.
     static_assert(kMaxVectors == 4);
     for (int n : contraction_ ? std::vector<int>{4, 3, 2, 1} : std::vector<int>{4, 2, 1})
-      if (nvec % n == 0) {
+      if ((nvec + n - 1) / n * n - nvec <= nvec / 8) {
         nv_ = n;
         break;
       }
-    vblocks_ = nvec / nv_;
+    vblocks_ = (nvec + nv_ - 1) / nv_;
+    for (const FlatConstraint& c : flat_.constraints) v_constrained_ |= c.lhs[v_] != 0;
 
     // Inputs along v: vector loads (stride 1) or broadcasts (stride 0).
     for (int a = 1; a <= flat_.num_inputs; ++a)
@@ -229,15 +241,15 @@ class VecGen {
   static bool IsFloatOrBool(DataType t) { return lang::IsFloat(t) || t == DataType::Bool; }
 
   // v may be the vector index: nothing the kernel touches moves along it
-  // with a stride other than 0 or 1 (writes: exactly 1), and no constraint
-  // mentions it.
+  // with a stride other than 0 or 1 (writes: exactly 1), and constraints
+  // mention it with coefficient 0 or +-1 (a lane mask is an interval then).
   bool VectorCandidate(int v) const {
     for (const FlatAccess& a : flat_.accesses)
       if (a.strides[v] != 0 && a.strides[v] != 1) return false;
     for (const std::string& t : flat_.kernel_outputs)
       if (PointAccess(t).strides[v] != 1) return false;
     for (const FlatConstraint& c : flat_.constraints)
-      if (c.lhs[v] != 0) return false;
+      if (Abs(c.lhs[v]) > 1) return false;
     return flat_.indices[v].range >= 2;
   }
 
@@ -247,10 +259,13 @@ class VecGen {
     return false;
   }
 
-  // A block index must not move a vector input's loads out of the valid
-  // region in a way the per-p guard cannot see: guards are per p, so any
-  // output index works; kept as a hook for tighter rules.
-  bool ConstrainedAlongP(int) const { return false; }
+  // Lane masks are per vector and shared by the block's rows, so p must not
+  // share a constraint with v.
+  bool ConstrainedAlongP(int i) const {
+    for (const FlatConstraint& c : flat_.constraints)
+      if (c.lhs[i] != 0 && c.lhs[v_] != 0) return true;
+    return false;
+  }
 
   // Elementwise kernels writing far more than the caches hold store around
   // them, when every vector store is aligned to its size.
@@ -268,11 +283,17 @@ class VecGen {
   }
 
   bool PTail() const { return p_ >= 0 && flat_.indices[p_].range % pb_ != 0; }
+  // The last v block reaches past v's range (masked loads and stores).
+  bool VTail() const { return vblocks_ * nv_ * w_ != flat_.indices[v_].range; }
+  // The slow path masks lanes (v's tail, constraints on v).
+  bool Masked() const { return VTail() || v_constrained_; }
 
   std::string PlanText() const {
     std::string s = fmt::format("Vector form: {} x {} lanes of {} along {}", nv_, w_,
                                 sem::ScalarName(dtype_), flat_.indices[v_].name);
     if (p_ >= 0) s += fmt::format(", block of {} along {}", pb_, flat_.indices[p_].name);
+    if (VTail()) s += ", masked tail";
+    if (v_constrained_) s += fmt::format(", constraints on {} as lane masks", flat_.indices[v_].name);
     s += "\n";
     std::vector<std::string> grid;
     for (int i : grid_) grid.push_back(flat_.indices[i].name);
@@ -323,6 +344,40 @@ class VecGen {
     }
   }
 
+  // `lane`: the index vector 0, 1, ..., W-1 that lane masks compare with
+  // (built lane by lane: sem has no vector literal).
+  void DeclareLanes(std::vector<Stmt>& top) {
+    top.push_back(_Declare(Type::Index(w_), "lane", _Broadcast(I(0), w_)));
+    for (int k = 1; k < w_; ++k) top.push_back(_Assign(Lanes(), _Insert(Lanes(), k, I(k))));
+  }
+  Expr Lanes() const { return _Var("lane", Type::Index(w_)); }
+
+  // The lanes of vector vv (of the current block) that lie inside v's range
+  // and satisfy the constraints on v at the current position; null when
+  // every lane does by construction.
+  Expr LaneMask(int vv, bool tail, bool constraints) const {
+    Expr start = pos_[v_] + int64_t{vv} * w_;  // v at lane 0
+    Expr hi, lo;                               // lanes in [lo, hi)
+    auto bound = [](Expr& b, Expr e, bool upper) { b = !b ? e : upper ? _Min(b, e) : _Max(b, e); };
+    if (tail && VTail()) bound(hi, I(flat_.indices[v_].range) - start, true);
+    for (const FlatConstraint& c : flat_.constraints) {
+      int64_t k = c.lhs[v_];
+      if (!constraints || k == 0) continue;
+      Expr rest = I(0);
+      for (int i = 0; i < flat_.num_indices(); ++i)
+        if (i != v_ && c.lhs[i] != 0) rest = rest + pos_[i] * c.lhs[i];
+      // k * (start + lane) + rest <= rhs, k = +-1
+      if (k > 0)
+        bound(hi, I(c.rhs + 1) - rest - start, true);
+      else
+        bound(lo, rest - I(c.rhs) - start, false);
+    }
+    Expr mask;
+    if (hi) mask = Lanes() < _Broadcast(hi, w_);
+    if (lo) mask = And(mask, Lanes() >= _Broadcast(lo, w_));
+    return mask;
+  }
+
   // Element offset of access `a` at the current position, p moved by pp and
   // v by `dv` elements.
   Expr Address(const FlatAccess& a, int pp, int64_t dv) const {
@@ -354,17 +409,21 @@ class VecGen {
         }
         sum = sum + pos_[i] * k;
         if (i == p_ && k > 0) worst += k * (pb_ - 1);
+        if (i == v_ && k > 0) worst += k * (int64_t{nv_} * w_ - 1);
       }
       all = And(all, sum + worst <= c.rhs);
     }
     if (PTail()) all = And(all, pos_[p_] + int64_t{pb_} <= flat_.indices[p_].range);
+    if (VTail()) all = And(all, pos_[v_] + int64_t{nv_} * w_ <= flat_.indices[v_].range);
     return all;
   }
 
-  // Constraints (and p's tail) at the current point, for block row pp.
+  // Constraints not on v (and p's tail) at the current point, for block row
+  // pp; the ones on v are lane masks.
   Expr PointValid(int pp) const {
     Expr ok;
     for (const FlatConstraint& c : flat_.constraints) {
+      if (c.lhs[v_] != 0) continue;
       Expr sum = I(0);
       for (int i = 0; i < flat_.num_indices(); ++i)
         if (c.lhs[i] != 0) sum = sum + (i == p_ ? pos_[i] + pp : pos_[i]) * c.lhs[i];
@@ -376,13 +435,16 @@ class VecGen {
 
   // Input a's value for block row pp and vector vv. `clamp`: the point may
   // be invalid, so keep the address inside the buffer (the value is unused).
+  // Vector loads take the lane mask of vv when the slow path has them (the
+  // masked-off lanes are not read, so need no clamp).
   Expr LoadInput(int a, int pp, int vv, bool clamp) {
     const FlatAccess& acc = flat_.accesses[a];
     Expr buf = Buffer(acc.tensor);
     int width = vector_input_[a - 1] ? w_ : 1;
+    Expr mask = width > 1 && !masks_.empty() ? masks_[vv] : nullptr;
     Expr addr = Address(acc, pp, int64_t{vv} * w_ * (width > 1 ? 1 : 0));
-    if (clamp) addr = _Clamp(addr, I(0), I(std::max<int64_t>(acc.limit - width, 0)));
-    Expr v = width > 1 ? _Load(buf, addr, w_) : _Broadcast(_Load(buf, addr), w_);
+    if (clamp && !mask) addr = _Clamp(addr, I(0), I(std::max<int64_t>(acc.limit - width, 0)));
+    Expr v = width > 1 ? _Load(buf, addr, w_, mask) : _Broadcast(_Load(buf, addr), w_);
     if (acc.dtype != dtype_) v = _Cast(VecType(), v);
     return v;
   }
@@ -395,14 +457,23 @@ class VecGen {
     for (size_t k = 0; k < reductions_.size(); ++k)
       if (Constrained(reductions_[k])) guard_level = static_cast<int>(k);
     std::vector<Expr> ok(pb_);
-    std::vector<Stmt> guards;
+    std::vector<Stmt> guards, masks;
+    bool any_ok = false;
     if (checks)
       for (int pp = 0; pp < pb_; ++pp)
         if (Expr e = PointValid(pp)) {
           std::string name = fmt::format("ok_{}", pp);
           guards.push_back(_Declare(Type::Bool(), name, e));
           ok[pp] = _Var(name, Type::Bool());
+          any_ok = true;
         }
+    masks_.clear();
+    if (checks && Masked())
+      for (int vv = 0; vv < nv_; ++vv) {
+        std::string name = fmt::format("mask_{}", vv);
+        masks.push_back(_Declare(Type::Bool(w_), name, LaneMask(vv, true, true)));
+        masks_.push_back(_Var(name, Type::Bool(w_)));
+      }
 
     // Innermost body: loads and multiply-adds; `guarded`: each row under its
     // ok flag, shared loads clamped.
@@ -437,12 +508,23 @@ class VecGen {
             case lang::ast::CombOp::Add: update = acc + (value(1, vv) + value(2, vv)); break;
             default: update = acc + value(1, vv); break;
           }
+          // Lanes a constraint excludes keep their sum (exact even where
+          // the other operand is inf or NaN).
+          if (v_constrained_ && !masks_.empty()) update = _Select(masks_[vv], update, acc);
           row.push_back(_Assign(acc, update));
         }
         Stmt st = _Block(std::move(row));
         body.push_back(guarded && ok[pp] ? _If(ok[pp], st) : st);
       }
-      return _Block(std::move(body));
+      Stmt all = _Block(std::move(body));
+      // Masked shared loads are not clamped: they run only when a row is valid.
+      if (guarded && !masks_.empty() && any_ok) {
+        Expr some;
+        for (const Expr& e : ok)
+          if (e) some = some ? _LogicalOr(some, e) : e;
+        all = _If(some, all);
+      }
+      return all;
     };
     // Wraps `inner` in the reduction loops at levels [from, to].
     auto loops = [&](int from, int to, Stmt inner) {
@@ -454,29 +536,57 @@ class VecGen {
     };
     int last = static_cast<int>(reductions_.size()) - 1;
     Stmt nest;
-    if (guards.empty()) {
+    if (guards.empty() && masks.empty()) {
       nest = loops(0, last, make_body(false));
     } else {
       // Where every row is valid (most of a border block), the loops below
       // run without guards.
-      Expr all;
-      for (const Expr& e : ok)
-        if (e) all = And(all, e);
-      guards.push_back(_If(all, loops(guard_level + 1, last, make_body(false)),
-                           loops(guard_level + 1, last, make_body(true))));
+      for (Stmt& m : masks) guards.push_back(std::move(m));
+      if (!any_ok) {
+        guards.push_back(loops(guard_level + 1, last, make_body(false)));
+      } else {
+        Expr all;
+        for (const Expr& e : ok)
+          if (e) all = And(all, e);
+        guards.push_back(_If(all, loops(guard_level + 1, last, make_body(false)),
+                             loops(guard_level + 1, last, make_body(true))));
+      }
       nest = loops(0, guard_level, _Block(std::move(guards)));
     }
     for (int r : reductions_) pos_[r] = nullptr;
+    masks_.clear();
     return nest;
   }
 
-  // Post-ops and stores of block row pp.
-  Stmt Epilogue(int pp) {
+  // Post-ops and stores of every block row; `masked`: the block with v's
+  // tail (its lanes past the range are neither read nor written).
+  Stmt Epilogues(bool masked) {
+    std::vector<Stmt> rows;
+    std::vector<Expr> tails;
+    for (int vv = 0; vv < nv_ && masked; ++vv) {
+      std::string name = fmt::format("tail_{}", vv);
+      rows.push_back(_Declare(Type::Bool(w_), name, LaneMask(vv, true, false)));
+      tails.push_back(_Var(name, Type::Bool(w_)));
+    }
+    for (int pp = 0; pp < pb_; ++pp) {
+      Stmt s = Epilogue(pp, tails);
+      if (PTail()) s = _If(Pos(p_) + pp < flat_.indices[p_].range, s);
+      rows.push_back(s);
+    }
+    return _Block(std::move(rows));
+  }
+
+  // Post-ops and stores of block row pp; `tails`: per vector, the lanes in
+  // v's range (empty: all).
+  Stmt Epilogue(int pp, const std::vector<Expr>& tails) {
     std::vector<Stmt> s;
     int counter = 0;
     for (int vv = 0; vv < nv_; ++vv) {
       int lanes = vector_epilogue_ ? 1 : w_;
+      // Vectors: masked loads and stores; lane by lane: each lane under an if.
+      Expr mask = tails.empty() || !vector_epilogue_ ? nullptr : tails[vv];
       for (int lane = 0; lane < lanes; ++lane) {
+        size_t lane_begin = s.size();
         int64_t dv = int64_t{vv} * w_ + lane;
         int width = vector_epilogue_ ? w_ : 1;
         std::map<std::string, Expr> env;
@@ -500,7 +610,7 @@ class VecGen {
               const FlatAccess& a = PointAccess(o.tensor);
               Expr buf = Buffer(o.tensor);
               bool along = a.strides[v_] == 1;
-              operands.push_back(width > 1 && along ? _Load(buf, Address(a, pp, dv), width)
+              operands.push_back(width > 1 && along ? _Load(buf, Address(a, pp, dv), width, mask)
                                                     : _Load(buf, Address(a, pp, along ? dv : 0)));
             }
           }
@@ -523,7 +633,12 @@ class VecGen {
           Expr value = env[t];
           if (value->type.width != width) value = _Broadcast(value, width);  // a scalar-only result
           s.push_back(_Store(Buffer(t), Address(PointAccess(t), pp, dv), ConvertValue(value, dt),
-                             streaming_ && width > 1));
+                             streaming_ && width > 1 && !mask, mask));
+        }
+        if (!tails.empty() && !vector_epilogue_) {
+          std::vector<Stmt> one(s.begin() + static_cast<std::ptrdiff_t>(lane_begin), s.end());
+          s.resize(lane_begin);
+          s.push_back(_If(Pos(v_) + dv < flat_.indices[v_].range, _Block(std::move(one))));
         }
       }
     }
@@ -537,6 +652,7 @@ class VecGen {
   int64_t rows_ = 0;  // forced block rows, or 0
 
   bool contraction_ = true;
+  bool v_constrained_ = false;  // a constraint mentions v (lane masks)
   bool vector_epilogue_ = true;
   bool streaming_ = false;  // non-temporal vector stores (StreamingStores)
   DataType dtype_ = DataType::F32;
@@ -549,6 +665,7 @@ class VecGen {
   std::vector<std::string> names_;
   std::vector<Expr> params_;
   std::vector<Expr> pos_;  // current value of each index (null: not in scope)
+  std::vector<Expr> masks_;  // per vector: its lane mask in the slow path (empty: none)
 };
 
 }  // namespace
