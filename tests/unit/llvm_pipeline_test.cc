@@ -150,6 +150,15 @@ TEST(LlvmPipeline, PanelsBlockedLayoutsAndStreamingStores) {
   }
 }
 
+TEST(LlvmPipeline, VectorFormMaskedTails) {
+  // llvm.masked.load/store for the tails, lane masks for constraints on v.
+  for (const auto& [c, expect] : testing::MaskedTailCases()) {
+    auto program = Check(c, {false, 1}, {}, expect);
+    std::string plans = testing::VectorPlans(*program);
+    EXPECT_NE(plans.find(expect), std::string::npos) << plans;
+  }
+}
+
 TEST(LlvmPipeline, ReductionsAndUnreached) {
   Case c = testing::ReductionsCase();
   for (const Form& f : {Form{false, 1}, Form{false, 1, false}, Form{true, 16}})
