@@ -92,14 +92,15 @@ class VecGen {
     }
     // The stores: whole vectors, or masked in the block with v's tail.
     if (VTail())
-      top.push_back(_If(Pos(v_) + int64_t{nv_} * w_ <= flat_.indices[v_].range, Epilogues(false),
+      top.push_back(_If(Pos(v_) + VSpan() <= flat_.indices[v_].range, Epilogues(false),
                         Epilogues(true)));
     else
       top.push_back(Epilogues(false));
     out.function.body = _Block(std::move(top));
     out.function.work_group_size = std::array<int64_t, 3>{1, 1, 1};
     out.local = {1, 1, 1};
-    out.global = {pblocks_, vblocks_, grid_items_};
+    out.global = v_outer_ ? std::array<int64_t, 3>{pblocks_, grid_items_, vblocks_}
+                          : std::array<int64_t, 3>{pblocks_, vblocks_, grid_items_};
     out.vector_plan = PlanText();
     return out;
   }
@@ -167,12 +168,13 @@ class VecGen {
     // Inputs along v: vector loads (stride 1) or broadcasts (stride 0).
     for (int a = 1; a <= flat_.num_inputs; ++a)
       vector_input_.push_back(flat_.accesses[a].strides[v_] == 1);
+    if (contraction_ && nvec == 1) PlanVectorsAlongQ();
 
     // The block index (contractions): reuse of the vector loads first, then
     // the output's smallest stride.
     std::vector<int> outs;
     for (int i = 0; i < flat_.num_indices(); ++i)
-      if (out_strides[i] != 0 && i != v_) outs.push_back(i);
+      if (out_strides[i] != 0 && i != v_ && i != q_) outs.push_back(i);
     std::stable_sort(outs.begin(), outs.end(),
                      [&](int a, int b) { return Abs(out_strides[a]) < Abs(out_strides[b]); });
     if (contraction_) {
@@ -235,7 +237,57 @@ class VecGen {
       if (Constrained(a) != Constrained(b)) return Constrained(a);
       return max_stride(a) > max_stride(b);
     });
+    // A work item's panel of vector inputs (over all reductions) that is big
+    // next to L2 (3x3 convolutions with many channels: 576 KB per 64 output
+    // channels at 256 inputs) is reused by the whole grid before the next
+    // panel: the grid indices that move only the vector inputs (a packed
+    // panel's index, co/64), then the v blocks, outermost. Each core then
+    // keeps its own panels: the thread pool gives each core a contiguous
+    // range of work items, so the cores split the output channels.
+    int64_t panel = int64_t{nv_} * w_ * lang::BitWidth(dtype_) / 8;
+    for (int r : reductions_) panel = CheckedMul(panel, flat_.indices[r].range, "a panel size");
+    if (contraction_ && panel * 4 > hw_.l2_bytes) {
+      auto moves_panel_only = [&](int i) {
+        bool vec = false;
+        for (int a = 1; a <= flat_.num_inputs; ++a) {
+          if (flat_.accesses[a].strides[i] == 0) continue;
+          if (!vector_input_[a - 1]) return false;
+          vec = true;
+        }
+        return vec;
+      };
+      std::stable_partition(grid_.begin(), grid_.end(), [&](int i) { return !moves_panel_only(i); });
+      v_outer_ = vblocks_ > 1 && grid_items_ > 1;
+    }
     return true;
+  }
+
+  // One vector covers v (the inner block of a blocked layout, nChw16c's
+  // c%16): the work item's vectors step along another output index q
+  // instead (co/16), one that no broadcast input moves along, so each
+  // broadcast feeds NV vectors as along v. NV divides q's range; q is in no
+  // constraint without v (lane masks take q's value per vector).
+  void PlanVectorsAlongQ() {
+    const std::vector<int64_t>& out_strides = flat_.output().strides;
+    for (int i = 0; i < flat_.num_indices(); ++i) {
+      if (i == v_ || out_strides[i] == 0 || flat_.indices[i].range < 2) continue;
+      bool ok = true, moves = false;
+      for (int a = 1; a <= flat_.num_inputs; ++a) {
+        bool along = flat_.accesses[a].strides[i] != 0;
+        if (along && !vector_input_[a - 1]) ok = false;
+        moves |= along;
+      }
+      for (const FlatConstraint& c : flat_.constraints)
+        if (c.lhs[i] != 0 && c.lhs[v_] == 0) ok = false;
+      if (!ok || !moves) continue;
+      for (int n : {4, 3, 2})
+        if (flat_.indices[i].range % n == 0) {
+          q_ = i;
+          nv_ = n;
+          vblocks_ = flat_.indices[i].range / n;
+          return;
+        }
+    }
   }
 
   static bool IsFloatOrBool(DataType t) { return lang::IsFloat(t) || t == DataType::Bool; }
@@ -284,23 +336,33 @@ class VecGen {
 
   bool PTail() const { return p_ >= 0 && flat_.indices[p_].range % pb_ != 0; }
   // The last v block reaches past v's range (masked loads and stores).
-  bool VTail() const { return vblocks_ * nv_ * w_ != flat_.indices[v_].range; }
+  bool VTail() const { return VSpan() * (q_ >= 0 ? 1 : vblocks_) != flat_.indices[v_].range; }
+  // Values of v one work item covers.
+  int64_t VSpan() const { return q_ >= 0 ? w_ : int64_t{nv_} * w_; }
+  // Offset of vector vv from the work item's first along v (0 along q).
+  int64_t VOffset(int vv) const { return q_ >= 0 ? 0 : int64_t{vv} * w_; }
   // The slow path masks lanes (v's tail, constraints on v).
   bool Masked() const { return VTail() || v_constrained_; }
 
   std::string PlanText() const {
     std::string s = fmt::format("Vector form: {} x {} lanes of {} along {}", nv_, w_,
                                 sem::ScalarName(dtype_), flat_.indices[v_].name);
+    if (q_ >= 0) s += fmt::format(" (vectors along {})", flat_.indices[q_].name);
     if (p_ >= 0) s += fmt::format(", block of {} along {}", pb_, flat_.indices[p_].name);
     if (VTail()) s += ", masked tail";
     if (v_constrained_) s += fmt::format(", constraints on {} as lane masks", flat_.indices[v_].name);
     s += "\n";
     std::vector<std::string> grid;
     for (int i : grid_) grid.push_back(flat_.indices[i].name);
-    s += fmt::format("Grid: {} x {} x {} work items (one per {} block, {} block, {})\n", pblocks_,
-                     vblocks_, grid_items_, p_ >= 0 ? flat_.indices[p_].name : std::string("-"),
-                     flat_.indices[v_].name,
-                     grid.empty() ? std::string("-") : fmt::format("{}", fmt::join(grid, ", ")));
+    std::string p_name = p_ >= 0 ? flat_.indices[p_].name : std::string("-");
+    std::string rest = grid.empty() ? std::string("-") : fmt::format("{}", fmt::join(grid, ", "));
+    const std::string& v_name = flat_.indices[q_ >= 0 ? q_ : v_].name;
+    if (v_outer_)
+      s += fmt::format("Grid: {} x {} x {} work items (one per {} block, {}, {} block: outermost)\n",
+                       pblocks_, grid_items_, vblocks_, p_name, rest, v_name);
+    else
+      s += fmt::format("Grid: {} x {} x {} work items (one per {} block, {} block, {})\n", pblocks_,
+                       vblocks_, grid_items_, p_name, v_name, rest);
     if (contraction_) {
       std::vector<std::string> reds;
       for (int r : reductions_) reds.push_back(flat_.indices[r].name);
@@ -334,8 +396,14 @@ class VecGen {
     // Dimension 0 (the fastest on CPU devices) walks the p blocks, so
     // consecutive work items reuse the same vector-input panel in cache.
     if (p_ >= 0) declare(p_, _Index(sem::ThreadIndexKind::GroupId, 0) * int64_t{pb_});
-    declare(v_, _Index(sem::ThreadIndexKind::GroupId, 1) * (int64_t{nv_} * w_));
-    Expr rest = _Index(sem::ThreadIndexKind::GroupId, 2);
+    Expr vblock = _Index(sem::ThreadIndexKind::GroupId, v_outer_ ? 2 : 1);
+    if (q_ >= 0) {
+      declare(q_, vblock * int64_t{nv_});
+      declare(v_, I(0));
+    } else {
+      declare(v_, vblock * (int64_t{nv_} * w_));
+    }
+    Expr rest = _Index(sem::ThreadIndexKind::GroupId, v_outer_ ? 1 : 2);
     for (size_t k = 0; k < grid_.size(); ++k) {
       int i = grid_[k];
       int64_t range = flat_.indices[i].range;
@@ -356,7 +424,7 @@ class VecGen {
   // and satisfy the constraints on v at the current position; null when
   // every lane does by construction.
   Expr LaneMask(int vv, bool tail, bool constraints) const {
-    Expr start = pos_[v_] + int64_t{vv} * w_;  // v at lane 0
+    Expr start = pos_[v_] + VOffset(vv);  // v at lane 0
     Expr hi, lo;                               // lanes in [lo, hi)
     auto bound = [](Expr& b, Expr e, bool upper) { b = !b ? e : upper ? _Min(b, e) : _Max(b, e); };
     if (tail && VTail()) bound(hi, I(flat_.indices[v_].range) - start, true);
@@ -365,7 +433,7 @@ class VecGen {
       if (!constraints || k == 0) continue;
       Expr rest = I(0);
       for (int i = 0; i < flat_.num_indices(); ++i)
-        if (i != v_ && c.lhs[i] != 0) rest = rest + pos_[i] * c.lhs[i];
+        if (i != v_ && c.lhs[i] != 0) rest = rest + (i == q_ ? pos_[i] + vv : pos_[i]) * c.lhs[i];
       // k * (start + lane) + rest <= rhs, k = +-1
       if (k > 0)
         bound(hi, I(c.rhs + 1) - rest - start, true);
@@ -378,10 +446,11 @@ class VecGen {
     return mask;
   }
 
-  // Element offset of access `a` at the current position, p moved by pp and
-  // v by `dv` elements.
-  Expr Address(const FlatAccess& a, int pp, int64_t dv) const {
-    Expr e = I(a.offset + (p_ >= 0 ? a.strides[p_] * pp : 0) + a.strides[v_] * dv);
+  // Element offset of access `a` at the current position, p moved by pp, v
+  // by `dv` elements and q by vv (vectors along q).
+  Expr Address(const FlatAccess& a, int pp, int64_t dv, int vv) const {
+    int64_t q = q_ >= 0 ? a.strides[q_] * vv : 0;
+    Expr e = I(a.offset + (p_ >= 0 ? a.strides[p_] * pp : 0) + a.strides[v_] * dv + q);
     for (int i = 0; i < flat_.num_indices(); ++i)
       if (a.strides[i] != 0 && pos_[i]) e = e + pos_[i] * a.strides[i];
     return e;
@@ -409,12 +478,13 @@ class VecGen {
         }
         sum = sum + pos_[i] * k;
         if (i == p_ && k > 0) worst += k * (pb_ - 1);
-        if (i == v_ && k > 0) worst += k * (int64_t{nv_} * w_ - 1);
+        if (i == v_ && k > 0) worst += k * (VSpan() - 1);
+        if (i == q_ && k > 0) worst += k * (nv_ - 1);
       }
       all = And(all, sum + worst <= c.rhs);
     }
     if (PTail()) all = And(all, pos_[p_] + int64_t{pb_} <= flat_.indices[p_].range);
-    if (VTail()) all = And(all, pos_[v_] + int64_t{nv_} * w_ <= flat_.indices[v_].range);
+    if (VTail()) all = And(all, pos_[v_] + VSpan() <= flat_.indices[v_].range);
     return all;
   }
 
@@ -442,7 +512,7 @@ class VecGen {
     Expr buf = Buffer(acc.tensor);
     int width = vector_input_[a - 1] ? w_ : 1;
     Expr mask = width > 1 && !masks_.empty() ? masks_[vv] : nullptr;
-    Expr addr = Address(acc, pp, int64_t{vv} * w_ * (width > 1 ? 1 : 0));
+    Expr addr = Address(acc, pp, width > 1 ? VOffset(vv) : 0, vv);
     if (clamp && !mask) addr = _Clamp(addr, I(0), I(std::max<int64_t>(acc.limit - width, 0)));
     Expr v = width > 1 ? _Load(buf, addr, w_, mask) : _Broadcast(_Load(buf, addr), w_);
     if (acc.dtype != dtype_) v = _Cast(VecType(), v);
@@ -587,7 +657,7 @@ class VecGen {
       Expr mask = tails.empty() || !vector_epilogue_ ? nullptr : tails[vv];
       for (int lane = 0; lane < lanes; ++lane) {
         size_t lane_begin = s.size();
-        int64_t dv = int64_t{vv} * w_ + lane;
+        int64_t dv = VOffset(vv) + lane;
         int width = vector_epilogue_ ? w_ : 1;
         std::map<std::string, Expr> env;
         auto declare = [&](const std::string& tensor, Expr value) {
@@ -610,8 +680,9 @@ class VecGen {
               const FlatAccess& a = PointAccess(o.tensor);
               Expr buf = Buffer(o.tensor);
               bool along = a.strides[v_] == 1;
-              operands.push_back(width > 1 && along ? _Load(buf, Address(a, pp, dv), width, mask)
-                                                    : _Load(buf, Address(a, pp, along ? dv : 0)));
+              operands.push_back(width > 1 && along
+                                     ? _Load(buf, Address(a, pp, dv, vv), width, mask)
+                                     : _Load(buf, Address(a, pp, along ? dv : 0, vv)));
             }
           }
           Expr coordinate;
@@ -620,7 +691,10 @@ class VecGen {
             for (int i = 0; i < flat_.num_indices(); ++i) {
               int64_t c = spec_.coords.coeffs.at(op.axis)[i];
               if (c == 0) continue;
-              Expr at = i == v_ ? pos_[i] + dv : i == p_ ? pos_[i] + pp : pos_[i];
+              Expr at = i == v_   ? pos_[i] + dv
+                        : i == p_ ? pos_[i] + pp
+                        : i == q_ ? pos_[i] + vv
+                                  : pos_[i];
               coordinate = coordinate + at * c;
             }
           }
@@ -632,7 +706,7 @@ class VecGen {
           TILEC_CHECK(env.count(t), "kernel {} writes {} but never computes it", spec_.name, t);
           Expr value = env[t];
           if (value->type.width != width) value = _Broadcast(value, width);  // a scalar-only result
-          s.push_back(_Store(Buffer(t), Address(PointAccess(t), pp, dv), ConvertValue(value, dt),
+          s.push_back(_Store(Buffer(t), Address(PointAccess(t), pp, dv, vv), ConvertValue(value, dt),
                              streaming_ && width > 1 && !mask, mask));
         }
         if (!tails.empty() && !vector_epilogue_) {
@@ -653,11 +727,13 @@ class VecGen {
 
   bool contraction_ = true;
   bool v_constrained_ = false;  // a constraint mentions v (lane masks)
+  bool v_outer_ = false;        // launch dimension 2 walks the v blocks (else 1)
   bool vector_epilogue_ = true;
   bool streaming_ = false;  // non-temporal vector stores (StreamingStores)
   DataType dtype_ = DataType::F32;
   int v_ = -1, w_ = 1, nv_ = 1;
   int p_ = -1, pb_ = 1;
+  int q_ = -1;  // the vectors step along q, not v (PlanVectorsAlongQ)
   int64_t vblocks_ = 1, pblocks_ = 1, grid_items_ = 1;
   std::vector<int> grid_, reductions_;
   std::vector<bool> vector_input_;

@@ -93,9 +93,13 @@ inline std::vector<std::pair<Case, std::string>> MaskedTailCases() {
       {{kConvNchw, {{"I", F32({2, 3, 5, 19})}, {"K", F32({5, 3, 3, 3})}}},
        "along w, block of 5 along co, masked tail, constraints on w as lane masks"},
       // nChw16c with C = CO = 20: weights copied in padded panels of 16 along
-      // co; the padding constraint on co%16 is a lane mask.
+      // co; the two vectors step along co/16; the padding constraint on
+      // co%16 is a lane mask (with co/16's value per vector).
       {{kConvNchw, {{"I", F32({1, 20, 4, 6})}, {"K", F32({20, 20, 3, 3})}}, {{"I", "nChw16c"}, {"R", "nChw16c"}}},
-       "along co%16"},
+       "along co%16 (vectors along co/16), block of 6 along w, constraints on co%16 as lane masks"},
+      // nChw8c, 24 channels: three vectors of 8 along co/8.
+      {{kConvNchw, {{"I", F32({1, 24, 4, 6})}, {"K", F32({24, 24, 3, 3})}}, {{"I", "nChw8c"}, {"R", "nChw8c"}}},
+       "3 x 8 lanes of float along co%8 (vectors along co/8)"},
       // An integer post-op: lane by lane, each lane of the tail under a guard.
       {{"function (A[M, K], B[K, N]) -> (C, Q) {\n  C[i, j : M, N] = +(A[i, k] * B[k, j]);\n"
         "  Q = as_int(C * 100, 32);\n}",
