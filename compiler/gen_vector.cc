@@ -26,8 +26,9 @@
 //   * the post-ops on whole vectors where they are lane-wise safe (else lane
 //     by lane), then vector stores.
 //
-// Sum aggregation of float types only (the common case: convolutions,
-// matrix products, pooling sums); anything else goes to the flat generator.
+// Sum aggregation of float types (the common case: convolutions, matrix
+// products, pooling sums) and float copies (`=` without reductions: the
+// relayouts Lower inserts); anything else goes to the flat generator.
 #include <fmt/format.h>
 
 #include <algorithm>
@@ -115,7 +116,11 @@ class VecGen {
     contraction_ = flat_.generate_contraction;
     const std::vector<int64_t>& out_strides = flat_.output().strides;
     if (contraction_) {
-      if (flat_.agg_op != AggOp::Sum || spec_.store_reached_only) return false;
+      // Sum, or a copy (`=` over no reduction: each output element once; the
+      // relayout kernels Lower inserts).
+      bool copy = flat_.agg_op == AggOp::Assign && flat_.comb_op == CombOp::None;
+      for (int i = 0; i < flat_.num_indices() && copy; ++i) copy = out_strides[i] != 0;
+      if ((flat_.agg_op != AggOp::Sum && !copy) || spec_.store_reached_only) return false;
       if (flat_.comb_op != CombOp::None && flat_.comb_op != CombOp::Mul && flat_.comb_op != CombOp::Add)
         return false;
       dtype_ = flat_.agg_type;
@@ -576,7 +581,9 @@ class VecGen {
           switch (flat_.comb_op) {
             case lang::ast::CombOp::Mul: update = _Fma(value(1, vv), value(2, vv), acc); break;
             case lang::ast::CombOp::Add: update = acc + (value(1, vv) + value(2, vv)); break;
-            default: update = acc + value(1, vv); break;
+            default:  // Sum of one operand, or a copy (keeps -0.0)
+              update = flat_.agg_op == lang::ast::AggOp::Assign ? value(1, vv) : acc + value(1, vv);
+              break;
           }
           // Lanes a constraint excludes keep their sum (exact even where
           // the other operand is inf or NaN).

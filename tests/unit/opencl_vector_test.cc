@@ -132,6 +132,9 @@ TEST(OpenClVector, RelayoutCopiesSmallInputs) {
   // panels of 64 columns, and j splits into j/64 and j%64.
   CheckVector({mm, {{"A", F32({20, 7})}, {"B", F32({7, 128})}}}, "B in panels", 1, true,
               "along j%64");
+  // The copy itself reads and writes along the columns: a vector-form copy.
+  CheckVector({mm, {{"A", F32({20, 7})}, {"B", F32({7, 128})}}}, "panel copy", 0, true,
+              "along i1%64");
   // A big input next to little work is not copied: the flat form runs.
   CheckVector({mm, {{"A", F32({2, 9})}, {"B", F32({9, 32})}}, {{"B", "order(1,0)"}}}, "no copy", 0,
               false);
