@@ -86,7 +86,8 @@ class VecGen {
         for (int vv = 0; vv < nv_; ++vv)
           top.push_back(_Declare(VecType(), AccName(pp, vv), _Float(0, VecType())));
       Expr fast = FastCondition();
-      bool slow_needed = !flat_.constraints.empty() || PTail() || VTail();
+      bool slow_needed = PTail() || VTail();
+      for (size_t c = 0; c < flat_.constraints.size(); ++c) slow_needed |= !IsLoopBound(c);
       if (!slow_needed) top.push_back(Compute(false));
       else if (fast) top.push_back(_If(fast, Compute(false), Compute(true)));
       else top.push_back(Compute(true));
@@ -238,10 +239,38 @@ class VecGen {
       for (int a = 1; a <= flat_.num_inputs; ++a) m = std::max(m, Abs(flat_.accesses[a].strides[i]));
       return m;
     };
-    std::stable_sort(reductions_.begin(), reductions_.end(), [&](int a, int b) {
-      if (Constrained(a) != Constrained(b)) return Constrained(a);
-      return max_stride(a) > max_stride(b);
-    });
+    // A constraint on reductions alone (a padded blocked channel reduced
+    // over: 16 * c/16 + c%16 <= 19) bounds the loop of its last index with
+    // coefficient +-1 instead of guarding.
+    bound_inner_.assign(flat_.constraints.size(), -1);
+    std::vector<int> sorted;
+    for (bool changed = true; changed;) {
+      changed = false;
+      sorted = reductions_;
+      std::stable_sort(sorted.begin(), sorted.end(), [&](int a, int b) {
+        if (Constrained(a) != Constrained(b)) return Constrained(a);
+        return max_stride(a) > max_stride(b);
+      });
+      std::vector<int> level(flat_.num_indices(), -1);
+      for (size_t k = 0; k < sorted.size(); ++k) level[sorted[k]] = static_cast<int>(k);
+      for (size_t c = 0; c < flat_.constraints.size(); ++c) {
+        const std::vector<int64_t>& lhs = flat_.constraints[c].lhs;
+        int inner = -1, last = -1;
+        bool reductions_only = true;
+        for (int i = 0; i < flat_.num_indices(); ++i) {
+          if (lhs[i] == 0) continue;
+          reductions_only &= out_strides[i] == 0;
+          last = std::max(last, level[i]);
+          if (Abs(lhs[i]) == 1 && (inner < 0 || level[i] > level[inner])) inner = i;
+        }
+        int want = reductions_only && inner >= 0 && level[inner] == last ? inner : -1;
+        if (want != bound_inner_[c]) {
+          bound_inner_[c] = want;
+          changed = true;
+        }
+      }
+    }
+    reductions_ = sorted;
     // A work item's panel of vector inputs (over all reductions) that is big
     // next to L2 (3x3 convolutions with many channels: 576 KB per 64 output
     // channels at 256 inputs) is reused by the whole grid before the next
@@ -310,11 +339,13 @@ class VecGen {
     return flat_.indices[v].range >= 2;
   }
 
+  // i is in a constraint that the slow path checks (not a loop bound).
   bool Constrained(int i) const {
-    for (const FlatConstraint& c : flat_.constraints)
-      if (c.lhs[i] != 0) return true;
+    for (size_t c = 0; c < flat_.constraints.size(); ++c)
+      if (flat_.constraints[c].lhs[i] != 0 && !IsLoopBound(c)) return true;
     return false;
   }
+  bool IsLoopBound(size_t c) const { return c < bound_inner_.size() && bound_inner_[c] >= 0; }
 
   // Lane masks are per vector and shared by the block's rows, so p must not
   // share a constraint with v.
@@ -471,7 +502,9 @@ class VecGen {
   // values of p), and the block has no tail.
   Expr FastCondition() const {
     Expr all;
-    for (const FlatConstraint& c : flat_.constraints) {
+    for (size_t n = 0; n < flat_.constraints.size(); ++n) {
+      if (IsLoopBound(n)) continue;
+      const FlatConstraint& c = flat_.constraints[n];
       int64_t worst = 0;
       Expr sum = I(0);
       for (int i = 0; i < flat_.num_indices(); ++i) {
@@ -497,8 +530,9 @@ class VecGen {
   // pp; the ones on v are lane masks.
   Expr PointValid(int pp) const {
     Expr ok;
-    for (const FlatConstraint& c : flat_.constraints) {
-      if (c.lhs[v_] != 0) continue;
+    for (size_t n = 0; n < flat_.constraints.size(); ++n) {
+      const FlatConstraint& c = flat_.constraints[n];
+      if (c.lhs[v_] != 0 || IsLoopBound(n)) continue;
       Expr sum = I(0);
       for (int i = 0; i < flat_.num_indices(); ++i)
         if (c.lhs[i] != 0) sum = sum + (i == p_ ? pos_[i] + pp : pos_[i]) * c.lhs[i];
@@ -607,7 +641,20 @@ class VecGen {
     auto loops = [&](int from, int to, Stmt inner) {
       for (int k = to; k >= from; --k) {
         int r = reductions_[k];
-        inner = _For(names_[r], 0, flat_.indices[r].range, 1, inner);
+        Expr begin = I(0), end = I(flat_.indices[r].range);
+        for (size_t n = 0; n < flat_.constraints.size(); ++n) {
+          if (bound_inner_[n] != r) continue;
+          const FlatConstraint& c = flat_.constraints[n];
+          Expr rest = I(0);
+          for (int i = 0; i < flat_.num_indices(); ++i)
+            if (i != r && c.lhs[i] != 0) rest = rest + pos_[i] * c.lhs[i];
+          // +-r + rest <= rhs
+          if (c.lhs[r] > 0)
+            end = _Min(end, I(c.rhs + 1) - rest);
+          else
+            begin = _Max(begin, rest - I(c.rhs));
+        }
+        inner = _For(names_[r], begin, end, 1, inner);
       }
       return inner;
     };
@@ -743,6 +790,7 @@ class VecGen {
   int q_ = -1;  // the vectors step along q, not v (PlanVectorsAlongQ)
   int64_t vblocks_ = 1, pblocks_ = 1, grid_items_ = 1;
   std::vector<int> grid_, reductions_;
+  std::vector<int> bound_inner_;  // per constraint: the reduction whose loop it bounds, or -1
   std::vector<bool> vector_input_;
 
   std::vector<std::string> names_;
