@@ -33,11 +33,15 @@ struct ConvSpec {
   int64_t pad = 1;         // on every side ("same" for 3x3: 1)
   bool depthwise = false;  // groups = ci = co, one filter per channel
   bool relu = true;        // fused ReLU post-op
+  // "nhwc": the layout above. "nchw", "nChw16c" or "nChw8c": the inputs are
+  // logical NCHW data D[N, C, H, W] and OIHW weights K[CO, CI, KH, KW], and
+  // src and dst live in that layout (weights in oneDNN's choice).
+  std::string layout = "nhwc";
 };
 
 // oneDNN convolution forward (inference). `blocked`: src, weights and dst in
-// the layouts oneDNN prefers (`any`); otherwise src/dst plain NHWC and only
-// the weights in oneDNN's choice. Inputs are reordered once, here.
+// the layouts oneDNN prefers (`any`); otherwise src/dst in spec.layout and
+// only the weights in oneDNN's choice. Inputs are reordered once, here.
 Runner OneDnnConv(const ConvSpec& spec, const Inputs& inputs, bool blocked);
 
 // oneDNN matmul C = A * B, row-major f32 [m, k] x [k, n]; inputs "A", "B".

@@ -82,11 +82,21 @@ Runner OneDnnConv(const ConvSpec& c, const Inputs& inputs, bool blocked) {
   memory::dims src{c.n, c.ci, c.h, c.w}, dst{c.n, c.co, oh, ow};
   memory::dims wei =
       c.depthwise ? memory::dims{c.ci, 1, 1, c.kh, c.kw} : memory::dims{c.co, c.ci, c.kh, c.kw};
-  // K[KH, KW, CI, CO] is hwio; K[KH, KW, C] is hwigo with i = o = 1.
-  memory::desc wei_user(wei, Dt::f32, c.depthwise ? Tag::hwigo : Tag::hwio);
-  memory::desc src_user(src, Dt::f32, Tag::nhwc), dst_user(dst, Dt::f32, Tag::nhwc);
-  memory::desc src_md(src, Dt::f32, blocked ? Tag::any : Tag::nhwc);
-  memory::desc dst_md(dst, Dt::f32, blocked ? Tag::any : Tag::nhwc);
+  // K[KH, KW, CI, CO] is hwio; K[KH, KW, C] is hwigo with i = o = 1; with
+  // logical NCHW data, K[CO, CI, KH, KW] is oihw.
+  bool nhwc = c.layout == "nhwc";
+  Tag data = nhwc                  ? Tag::nhwc
+             : c.layout == "nchw"    ? Tag::nchw
+             : c.layout == "nChw16c" ? Tag::nChw16c
+             : c.layout == "nChw8c"  ? Tag::nChw8c
+                                     : Tag::undef;
+  TILEC_CHECK(data != Tag::undef, "no oneDNN tag for layout '{}'", c.layout);
+  TILEC_CHECK(nhwc || !c.depthwise, "depthwise convolutions are NHWC here");
+  Tag user = nhwc ? Tag::nhwc : Tag::nchw;
+  memory::desc wei_user(wei, Dt::f32, c.depthwise ? Tag::hwigo : nhwc ? Tag::hwio : Tag::oihw);
+  memory::desc src_user(src, Dt::f32, user), dst_user(dst, Dt::f32, user);
+  memory::desc src_md(src, Dt::f32, blocked ? Tag::any : data);
+  memory::desc dst_md(dst, Dt::f32, blocked ? Tag::any : data);
   memory::desc wei_md(wei, Dt::f32, Tag::any);
   dnnl::convolution_forward::desc desc(dnnl::prop_kind::forward_inference,
                                        dnnl::algorithm::convolution_direct, src_md, wei_md, dst_md, {1, 1},
@@ -103,7 +113,7 @@ Runner OneDnnConv(const ConvSpec& c, const Inputs& inputs, bool blocked) {
   s->args[DNNL_ARG_WEIGHTS] = Place(*s, pd.weights_desc(), wei_user, Input(inputs, "K"));
   s->args[DNNL_ARG_DST] = memory(pd.dst_desc(), s->engine);
   s->output_user = dst_user;
-  std::string name = fmt::format("onednn {}{}", c.depthwise ? "dw " : "", blocked ? "blocked (any)" : "nhwc");
+  std::string name = fmt::format("onednn {}{}", c.depthwise ? "dw " : "", blocked ? "blocked (any)" : c.layout);
   return MakeRunner(s, name, pd.impl_info_str());
 }
 

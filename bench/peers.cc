@@ -64,6 +64,7 @@ struct Workload {
   std::string output;  // the output every side computes
   std::function<std::vector<Runner>(const Inputs&)> peers;
   int64_t triad_count = 0;  // > 0: measure the streaming bandwidth too
+  std::map<std::string, std::string> layouts = {};  // Tilec's tensors that are not row-major
 };
 
 lang::Shape F32(std::vector<int64_t> dims) { return lang::Shape{lang::DataType::F32, std::move(dims)}; }
@@ -78,6 +79,20 @@ Workload Conv3x3(std::string id, int64_t n, int64_t hw, int64_t c) {
           [spec](const Inputs& in) {
             return std::vector<Runner>{OneDnnConv(spec, in, false), OneDnnConv(spec, in, true)};
           }};
+}
+
+// The same convolution written over logical NCHW, with the data and the
+// result in `layout` (nchw, nChw16c, nChw8c), against oneDNN in that layout.
+Workload Conv3x3Layout(std::string id, int64_t hw, int64_t c, const std::string& layout) {
+  ConvSpec spec{.n = 1, .h = hw, .w = hw, .ci = c, .co = c, .layout = layout};
+  return {std::move(id),
+          fmt::format("conv3x3+relu {}x{} {}->{} {}", hw, hw, c, c, layout),
+          "conv3x3_relu_nchw.tile",
+          {{"D", F32({1, c, hw, hw})}, {"K", F32({c, c, 3, 3})}},
+          "R",
+          [spec](const Inputs& in) { return std::vector<Runner>{OneDnnConv(spec, in, false)}; },
+          0,
+          {{"D", layout}, {"R", layout}}};
 }
 
 std::vector<Workload> AllWorkloads() {
@@ -120,6 +135,17 @@ std::vector<Workload> AllWorkloads() {
                "R",
                [](const Inputs& in) { return std::vector<Runner>{OneDnnMulAddRelu(kCount, in)}; },
                kCount});
+  // Every memory format of the seeds (issue 10): the vector form along W in
+  // NCHW, along the inner block in nChw16c / nChw8c; C = 20 pads the blocks.
+  w.push_back(Conv3x3Layout("L1", 56, 64, "nchw"));
+  w.push_back(Conv3x3Layout("L2", 56, 64, "nChw16c"));
+  w.push_back(Conv3x3Layout("L3", 56, 64, "nChw8c"));
+  w.push_back(Conv3x3Layout("L4", 56, 32, "nChw16c"));
+  w.push_back(Conv3x3Layout("L5", 56, 20, "nChw16c"));
+  w.push_back(Conv3x3Layout("L6", 56, 20, "nChw8c"));
+  // Small spatial size, many channels (issue 9 item 7).
+  w.push_back(Conv3x3("S1", 1, 14, 256));
+  w.push_back(Conv3x3("S2", 8, 14, 256));
   return w;
 }
 
@@ -219,7 +245,7 @@ Runner TilecRunner(const Workload& w, const lang::Program& bound, const Inputs& 
 void Measure(const Workload& w, const Options& opts, std::shared_ptr<hal::Device> device, int threads,
              Results& results) {
   fmt::print("\n== {} {}\n", w.id, w.title);
-  lang::Program bound = lang::Bind(lang::Parse(ReadTile(opts.workloads, w.tile)), w.shapes);
+  lang::Program bound = lang::Bind(lang::Parse(ReadTile(opts.workloads, w.tile)), w.shapes, w.layouts);
   tools::Work work = tools::CountWork(bound);
   Inputs inputs;
   for (size_t i = 0; i < bound.inputs.size(); ++i) {

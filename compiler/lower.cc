@@ -445,7 +445,14 @@ class Lowerer {
     for (int i = 0; i < flat.num_indices(); ++i)
       if (flat.output().strides[i] == 1) v = i;
     if (v < 0) return std::nullopt;
-    const std::string& vname = flat.indices[v].name;
+    // v is a whole index variable, or the inner part "co%16" of one that a
+    // blocked layout splits: then the copy is blocked alike ("panels").
+    std::string vname = flat.indices[v].name;
+    int64_t split = 0;
+    if (size_t at = vname.find('%'); at != std::string::npos) {
+      vname.resize(at);
+      split = flat.indices[v].range;
+    }
     int64_t work = 1;
     for (const FlatIndex& idx : flat.indices) work = CheckedMul(work, idx.range, "the work size");
     std::optional<ContractionOp> moved;
@@ -454,7 +461,7 @@ class Lowerer {
     bool pack = block > 0 && range_v > block && range_v % block == 0;
     for (int a = 1; a <= flat.num_inputs; ++a) {
       int64_t s = flat.accesses[a].strides[v];
-      if (s == 0 || (s == 1 && !pack)) continue;
+      if (s == 0 || (s == 1 && (split || !pack))) continue;
       const ContractionOp::Access& access = c.inputs[a - 1];
       const TensorDecl& t = program_.Tensor(access.tensor);
       if (t.shape.ElementCount() * 16 > work) continue;  // copying would not pay
@@ -468,7 +475,7 @@ class Lowerer {
       }
       if (uses != 1 || dim < 0) continue;
       if (!moved) moved = c;
-      moved->inputs[a - 1].tensor = CopyForVectors(t, dim, pack ? block : 0);
+      moved->inputs[a - 1].tensor = CopyForVectors(t, dim, split ? split : pack ? block : 0);
     }
     return moved;
   }
@@ -476,7 +483,7 @@ class Lowerer {
   // A copy of `t` (in a new temporary) whose dimension `dim` is innermost;
   // with `block` > 0, packed in panels: dim / block outermost, then the
   // other dimensions, then dim % block (what a work item reads is then
-  // contiguous).
+  // contiguous; a last, partial panel is padded).
   std::string CopyForVectors(const TensorDecl& t, int dim, int64_t block) {
     std::string key = fmt::format("{}/{}/{}", t.name, dim, block);
     if (auto it = copies_.find(key); it != copies_.end()) return it->second;
@@ -494,7 +501,7 @@ class Lowerer {
       lang::Layout& l = copy.layout;
       l.name = fmt::format("panels(dim {} by {})", dim, block);
       l.phys.clear();
-      l.phys.push_back({dim, block, dims[dim] / block, 0});
+      l.phys.push_back({dim, block, (dims[dim] + block - 1) / block, 0});
       for (int d = 0; d < t.shape.rank(); ++d)
         if (d != dim) l.phys.push_back({d, 1, dims[d], 0});
       l.phys.push_back({dim, 1, block, 0});

@@ -42,8 +42,8 @@ Expr _LimitConst(LimitKind which, const Type& type) {
 Expr _Var(std::string name, const Type& type) { return VarRef::Make(std::move(name), type); }
 Expr _Index(ThreadIndexKind which, int dim) { return ThreadIndex::Make(which, dim); }
 
-Expr _Load(Expr base, Expr index, int width) {
-  return Load::Make(std::move(base), std::move(index), width);
+Expr _Load(Expr base, Expr index, int width, Expr mask) {
+  return Load::Make(std::move(base), std::move(index), width, std::move(mask));
 }
 Expr _Select(Expr cond, Expr true_value, Expr false_value) {
   return Select::Make(std::move(cond), std::move(true_value), std::move(false_value));
@@ -79,8 +79,9 @@ Stmt _Declare(const Type& type, std::string name, Expr init) {
   return Declare::Make(std::move(name), type, std::move(init));
 }
 Stmt _Assign(Expr var, Expr value) { return Assign::Make(std::move(var), std::move(value)); }
-Stmt _Store(Expr base, Expr index, Expr value, bool streaming) {
-  return Store::Make(std::move(base), std::move(index), std::move(value), streaming);
+Stmt _Store(Expr base, Expr index, Expr value, bool streaming, Expr mask) {
+  return Store::Make(std::move(base), std::move(index), std::move(value), streaming,
+                     std::move(mask));
 }
 Stmt _Block(std::vector<Stmt> stmts) { return Block::Make(std::move(stmts)); }
 Stmt _If(Expr cond, Stmt then_body, Stmt else_body) {

@@ -40,7 +40,7 @@ Expr _Index(ThreadIndexKind which, int dim);
 
 // --- Expressions ----------------------------------------------------------------
 
-Expr _Load(Expr base, Expr index, int width = 1);
+Expr _Load(Expr base, Expr index, int width = 1, Expr mask = nullptr);
 Expr _Select(Expr cond, Expr true_value, Expr false_value);
 Expr _Cond(Expr cond, Expr true_value, Expr false_value);
 Expr _Clamp(Expr value, Expr lo, Expr hi);
@@ -63,7 +63,7 @@ Expr _Insert(Expr vector, int lane, Expr value);
 
 Stmt _Declare(const Type& type, std::string name, Expr init = nullptr);
 Stmt _Assign(Expr var, Expr value);
-Stmt _Store(Expr base, Expr index, Expr value, bool streaming = false);
+Stmt _Store(Expr base, Expr index, Expr value, bool streaming = false, Expr mask = nullptr);
 Stmt _Block(std::vector<Stmt> stmts);
 Stmt _If(Expr cond, Stmt then_body, Stmt else_body = nullptr);
 // for (var = begin; var < end; var += step); the step gets begin's type.

@@ -341,11 +341,22 @@ Type AccessType(const Expr& base, const Expr& index, int width, bool is_store) {
   }
   return elem.WithWidth(width);
 }
+
+// A mask must select lanes of a contiguous vector access.
+void CheckMask(const Expr& mask, const Expr& base, const Type& t, const char* what) {
+  if (!mask) return;
+  CheckExpr(mask, "mask");
+  TILEC_CHECK(t.width > 1 && base->type.Element().width == 1,
+              "sem: masked {} of {} from {}", what, ToString(t), ToString(base->type));
+  TILEC_CHECK(mask->type == Type::Bool(t.width), "sem: {} mask of type {} for {}", what,
+              ToString(mask->type), ToString(t));
+}
 }  // namespace
 
-Expr Load::Make(Expr base, Expr index, int width) {
+Expr Load::Make(Expr base, Expr index, int width, Expr mask) {
   Type t = AccessType(base, index, width, false);
-  return Expr(new Load(t, std::move(base), std::move(index)));
+  CheckMask(mask, base, t, "load");
+  return Expr(new Load(t, std::move(base), std::move(index), std::move(mask)));
 }
 
 Expr Unary::Make(UnaryOp op, Expr operand) {
@@ -514,12 +525,15 @@ Stmt Assign::Make(Expr var, Expr value) {
   return Stmt(new Assign(std::move(var), std::move(value)));
 }
 
-Stmt Store::Make(Expr base, Expr index, Expr value, bool streaming) {
+Stmt Store::Make(Expr base, Expr index, Expr value, bool streaming, Expr mask) {
   CheckValue(value, "stored value");
   Type t = AccessType(base, index, value->type.width, true);
   TILEC_CHECK(t == value->type, "sem: store of {} into {}", ToString(value->type),
               ToString(base->type));
-  return Stmt(new Store(std::move(base), std::move(index), std::move(value), streaming));
+  CheckMask(mask, base, t, "store");
+  TILEC_CHECK(!(mask && streaming), "sem: a masked store cannot be streaming");
+  return Stmt(new Store(std::move(base), std::move(index), std::move(value), streaming,
+                        std::move(mask)));
 }
 
 Stmt Block::Make(std::vector<Stmt> stmts) {

@@ -29,7 +29,11 @@
 // its scalar condition chooses, so it may guard a load. A vector Load or Store
 // of width N touches the N contiguous elements base[index .. index+N-1] of a
 // scalar-element pointer or array; with a vector-element pointer, index
-// counts vectors. `pointer + integer` offsets by elements. LimitConst is the
+// counts vectors. A masked Load or Store (a vector access of a scalar-element
+// pointer or array with a `mask`, a bool vector of its width) touches only the
+// lanes whose mask is true; the other lanes' addresses may lie outside the
+// buffer, and a masked load yields 0 in them. `pointer + integer` offsets by
+// elements. LimitConst is the
 // lowest / highest finite value, zero or one of a type.
 //
 // Statements. A Block is a scope; a name may be declared once per scope and
@@ -326,15 +330,18 @@ struct VarRef final : ExprNode {
   VarRef(std::string n, Type t) : ExprNode(kKind, t), name(std::move(n)) {}
 };
 
-// base[index], or `width` contiguous elements from base[index] (see top).
+// base[index], or `width` contiguous elements from base[index] (see top),
+// only the lanes `mask` selects when it is not null.
 struct Load final : ExprNode {
   static constexpr NodeKind kKind = NodeKind::Load;
   const Expr base;   // a pointer, or a VarRef of an array
   const Expr index;  // index or integer scalar
-  static Expr Make(Expr base, Expr index, int width = 1);
+  const Expr mask;   // null, or a bool vector of the load's width
+  static Expr Make(Expr base, Expr index, int width = 1, Expr mask = nullptr);
 
  private:
-  Load(Type t, Expr b, Expr i) : ExprNode(kKind, t), base(std::move(b)), index(std::move(i)) {}
+  Load(Type t, Expr b, Expr i, Expr m)
+      : ExprNode(kKind, t), base(std::move(b)), index(std::move(i)), mask(std::move(m)) {}
 };
 
 struct Unary final : ExprNode {
@@ -490,15 +497,19 @@ struct Assign final : StmtNode {
 // promise that the address is aligned to the value's size (a vector of W
 // elements at an index that is a multiple of W, in a buffer aligned to 64
 // bytes); CPU backends then store around the caches (non-temporal stores).
+// `mask` (null, or a bool vector of the value's width): only those lanes are
+// written (see top); not with `streaming`.
 struct Store final : StmtNode {
   static constexpr NodeKind kKind = NodeKind::Store;
   const Expr base, index, value;
   const bool streaming = false;
-  static Stmt Make(Expr base, Expr index, Expr value, bool streaming = false);
+  const Expr mask;
+  static Stmt Make(Expr base, Expr index, Expr value, bool streaming = false, Expr mask = nullptr);
 
  private:
-  Store(Expr b, Expr i, Expr v, bool s)
-      : StmtNode(kKind), base(std::move(b)), index(std::move(i)), value(std::move(v)), streaming(s) {}
+  Store(Expr b, Expr i, Expr v, bool s, Expr m)
+      : StmtNode(kKind), base(std::move(b)), index(std::move(i)), value(std::move(v)), streaming(s),
+        mask(std::move(m)) {}
 };
 
 // A scope holding statements in order.

@@ -46,6 +46,7 @@ void Visitor::VisitVarRef(const VarRef&) {}
 void Visitor::VisitLoad(const Load& n) {
   Visit(n.base);
   Visit(n.index);
+  Visit(n.mask);
 }
 void Visitor::VisitUnary(const Unary& n) { Visit(n.operand); }
 void Visitor::VisitBinary(const Binary& n) {
@@ -87,6 +88,7 @@ void Visitor::VisitStore(const Store& n) {
   Visit(n.base);
   Visit(n.index);
   Visit(n.value);
+  Visit(n.mask);
 }
 void Visitor::VisitBlock(const Block& n) {
   for (const Stmt& s : n.stmts) Visit(s);
@@ -152,10 +154,10 @@ Expr Mutator::MutateVarRef(const VarRef&, const Expr& self) { return self; }
 Expr Mutator::MutateThreadIndex(const ThreadIndex&, const Expr& self) { return self; }
 
 Expr Mutator::MutateLoad(const Load& n, const Expr& self) {
-  Expr base = Mutate(n.base), index = Mutate(n.index);
-  if (base == n.base && index == n.index) return self;
+  Expr base = Mutate(n.base), index = Mutate(n.index), mask = Mutate(n.mask);
+  if (base == n.base && index == n.index && mask == n.mask) return self;
   int width = n.base->type.Element().width > 1 ? 1 : n.type.width;
-  return Load::Make(base, index, width);
+  return Load::Make(base, index, width, mask);
 }
 
 Expr Mutator::MutateUnary(const Unary& n, const Expr& self) {
@@ -230,8 +232,9 @@ Stmt Mutator::MutateAssign(const Assign& n, const Stmt& self) {
 
 Stmt Mutator::MutateStore(const Store& n, const Stmt& self) {
   Expr base = Mutate(n.base), index = Mutate(n.index), value = Mutate(n.value);
-  if (base == n.base && index == n.index && value == n.value) return self;
-  return Store::Make(base, index, value, n.streaming);
+  Expr mask = Mutate(n.mask);
+  if (base == n.base && index == n.index && value == n.value && mask == n.mask) return self;
+  return Store::Make(base, index, value, n.streaming, mask);
 }
 
 Stmt Mutator::MutateBlock(const Block& n, const Stmt& self) {

@@ -59,6 +59,10 @@ class ExprPrinter : public Visitor {
     out_ += "[";
     Visit(n.index);
     if (n.base->type.width == 1 && n.type.width > 1) out_ += fmt::format(":+{}", n.type.width);
+    if (n.mask) {
+      out_ += " if ";
+      Visit(n.mask);
+    }
     out_ += "]";
   }
   void VisitUnary(const Unary& n) override {
@@ -196,6 +200,10 @@ class StmtPrinter : public Visitor {
     E(n.index);
     if (n.base->type.width == 1 && n.value->type.width > 1)
       out_ += fmt::format(":+{}", n.value->type.width);
+    if (n.mask) {
+      out_ += " if ";
+      E(n.mask);
+    }
     out_ += n.streaming ? "] = stream " : "] = ";
     E(n.value);
     out_ += ";\n";

@@ -192,6 +192,7 @@ class Walker {
     ExprInfo base = Read(n.base);
     ExprInfo index = Read(n.index);
     ExprInfo value = Read(n.value);
+    if (n.mask) value.varying |= Read(n.mask).varying;
     const Type& t = n.base->type;
     if (t.IsPointer() && (t.is_const || t.space == AddressSpace::Constant))
       Problem("store through {} '{}'", ToString(t), Print(n.base));

@@ -217,7 +217,12 @@ llvm::Value* FunctionLowering::LoadValue(const Load& n) {
   llvm::Value* addr = ElementAddress(n.base, n.index);
   llvm::Type* ty = StorageTy(c);
   if (c.width == 1 && n.type.width > 1) ty = WithLanes(ty, n.type.width);  // N contiguous elements
-  llvm::Value* v = b_.CreateAlignedLoad(ty, addr, llvm::Align(ScalarBytes(c)));
+  llvm::Value* v = nullptr;
+  if (n.mask)  // llvm.masked.load: AVX-512 mask registers, or a blend
+    v = b_.CreateMaskedLoad(ty, addr, llvm::Align(ScalarBytes(c)), E(n.mask),
+                            llvm::Constant::getNullValue(ty));
+  else
+    v = b_.CreateAlignedLoad(ty, addr, llvm::Align(ScalarBytes(c)));
   if (c.Element().IsBool()) v = b_.CreateICmpNE(v, llvm::Constant::getNullValue(ty));
   return v;
 }

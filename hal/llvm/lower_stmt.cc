@@ -153,6 +153,10 @@ void FunctionLowering::StoreStmt(const sem::Store& n) {
   if (c.Element().IsBool()) {
     value = b_.CreateZExt(value, WithLanes(b_.getInt8Ty(), n.value->type.width));
   }
+  if (n.mask) {  // llvm.masked.store
+    b_.CreateMaskedStore(value, addr, llvm::Align(ScalarBytes(c)), E(n.mask));
+    return;
+  }
   if (!n.streaming) {
     b_.CreateAlignedStore(value, addr, llvm::Align(ScalarBytes(c)));
     return;

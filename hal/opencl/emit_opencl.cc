@@ -379,16 +379,40 @@ class FunctionEmitter {
     Type elem = container.Element();
     int width = n.type.width;
     bool contiguous = elem.width == 1 && width > 1;
-    if (IsHalfStorage(container)) {
+    if (IsHalfStorage(container) && !n.mask) {
       TILEC_CHECK(elem.width == 1, "sem: half vector elements need cl_khr_fp16");
       return contiguous ? fmt::format("vload_half{}(0, {})", width, Address(n.base, n.index))
                         : fmt::format("vload_half(0, {})", Address(n.base, n.index));
     }
+    if (n.mask) return MaskedLoadText(n);
     std::string raw = contiguous ? fmt::format("vload{}(0, {})", width, Address(n.base, n.index))
                                  : fmt::format("{}[{}]", E(n.base), E(n.index));
     if (!elem.IsBool()) return raw;
     if (width == 1) return fmt::format("({} != 0)", raw);
     return fmt::format("({} != (({})(0)))", raw, MaskType(8, width));
+  }
+
+  // Lane `k` of a contiguous access at `address` (the text of a pointer).
+  std::string LaneElement(const Type& container, const std::string& address, int k) const {
+    if (IsHalfStorage(container)) return fmt::format("vload_half({}, {})", k, address);
+    return fmt::format("{}[{}]", address, k);
+  }
+
+  // OpenCL C has no masked vector load: each lane is read only under its
+  // mask (the ternary is lazy), else 0.
+  std::string MaskedLoadText(const Load& n) const {
+    std::string address = Address(n.base, n.index);
+    std::string mask = E(n.mask);
+    bool is_bool = n.type.IsBool();  // a char mask, as LoadText's (MaskBits)
+    std::string text = fmt::format("(({})(", is_bool ? MaskType(8, n.type.width) : ValueType(n.type));
+    for (int k = 0; k < n.type.width; ++k) {
+      std::string element = LaneElement(n.base->type, address, k);
+      text += k ? ", " : "";
+      text += is_bool ? fmt::format("({}).{} && {} ? -1 : 0", mask, Lane(k), element)
+                      : fmt::format("({}).{} ? {} : (({})0)", mask, Lane(k), element,
+                                    ValueType(n.type.WithWidth(1)));
+    }
+    return text + "))";
   }
 
   std::string BinaryText(const Binary& n) const {
@@ -575,6 +599,7 @@ class FunctionEmitter {
     Type elem = container.Element();
     int width = n.value->type.width;
     bool contiguous = elem.width == 1 && width > 1;
+    if (n.mask) return MaskedStoreText(n);
     if (IsHalfStorage(container)) {
       TILEC_CHECK(elem.width == 1, "sem: half vector elements need cl_khr_fp16");
       return Line(contiguous ? fmt::format("vstore_half{}({}, 0, {});", width, E(n.value),
@@ -586,6 +611,26 @@ class FunctionEmitter {
     if (contiguous)
       return Line(fmt::format("vstore{}({}, 0, {});", width, value, Address(n.base, n.index)));
     Line(fmt::format("{}[{}] = {};", E(n.base), E(n.index), value));
+  }
+
+  // Lane by lane, each under its mask (the names are reserved, see opencl_names).
+  void MaskedStoreText(const Store& n) {
+    const Type& t = n.value->type;
+    Line("{");
+    indent_ += 2;
+    bool is_bool = t.IsBool();  // stored as char 0/1
+    Line(fmt::format("{} tilec_v = {};", is_bool ? MaskType(8, t.width) : ValueType(t),
+                     Stored(n.value, n.base->type)));
+    Line(fmt::format("{} tilec_m = {};", MaskType(32, t.width), Mask(n.mask, 32)));
+    Line(fmt::format("{} tilec_p = {};", PointerType(n.base->type), Address(n.base, n.index)));
+    for (int k = 0; k < t.width; ++k) {
+      std::string lane = fmt::format("tilec_v.{}", Lane(k));
+      Line(IsHalfStorage(n.base->type)
+               ? fmt::format("if (tilec_m.{}) vstore_half({}, {}, tilec_p);", Lane(k), lane, k)
+               : fmt::format("if (tilec_m.{}) tilec_p[{}] = {};", Lane(k), k, lane));
+    }
+    indent_ -= 2;
+    Line("}");
   }
 
   const Function& f_;

@@ -135,6 +135,7 @@ TEST(LlvmPipeline, PanelsBlockedLayoutsAndStreamingStores) {
                  std::max<int64_t>(Device()->hardware_model().compute_units, 1)) / 4 + 64;
   std::vector<std::pair<Case, std::string>> cases = {
       {{mm, {{"A", F32({37, 9})}, {"B", F32({9, 192})}}}, "along j%64"},
+      {{mm, {{"A", F32({37, 9})}, {"B", F32({9, 192})}}}, "along i1%64"},  // the copy itself
       {{blocked, {{"D", F32({1, 32, 5, 9})}, {"K", F32({3, 3, 32, 48})}}, {{"D", "nChw16c"}, {"R", "nChw16c"}}},
        "along co%16"},
       {{"function (A[N], B[N], C[N]) -> (R) { R = relu(A * B + C); }",
@@ -145,6 +146,15 @@ TEST(LlvmPipeline, PanelsBlockedLayoutsAndStreamingStores) {
     auto program = Check(c, {false, 1}, {}, expect);
     std::string plans;
     for (const auto& k : program->compiled().kernels) plans += k.code.vector_plan;
+    EXPECT_NE(plans.find(expect), std::string::npos) << plans;
+  }
+}
+
+TEST(LlvmPipeline, VectorFormMaskedTails) {
+  // llvm.masked.load/store for the tails, lane masks for constraints on v.
+  for (const auto& [c, expect] : testing::MaskedTailCases()) {
+    auto program = Check(c, {false, 1}, {}, expect);
+    std::string plans = testing::VectorPlans(*program);
     EXPECT_NE(plans.find(expect), std::string::npos) << plans;
   }
 }

@@ -7,7 +7,7 @@
 #include <gtest/gtest.h>
 
 #include "compiler/sem/printer.h"
-#include "tests/unit/pipeline_check.h"
+#include "tests/unit/pipeline_cases.h"
 
 namespace tilec {
 namespace {
@@ -52,11 +52,12 @@ const char* kConvHwio = R"(function (D[N, X, Y, CI], K[I, J, CI, CO], B[CO]) -> 
 TEST(OpenClVector, ConvHwioBiasRelu) {
   CheckVector({kConvHwio, {{"D", F32({2, 9, 7, 5})}, {"K", F32({3, 3, 5, 32})}, {"B", F32({32})}}},
               "conv hwio", 0, true, "along co");
-  // 48 channels: 3 vectors of 16; 20 channels: 5 vectors of 4.
+  // 48 channels: 3 vectors of 16; 20 channels: 2 vectors of 16, the second
+  // masked.
   CheckVector({kConvHwio, {{"D", F32({1, 6, 11, 3})}, {"K", F32({3, 3, 3, 48})}, {"B", F32({48})}}},
               "conv 48", 0, true, "3 x 16 lanes");
   CheckVector({kConvHwio, {{"D", F32({1, 5, 5, 2})}, {"K", F32({3, 3, 2, 20})}, {"B", F32({20})}}},
-              "conv 20", 0, true, "x 4 lanes");
+              "conv 20", 0, true, "2 x 16 lanes of float along co, block of 5 along y, masked tail");
 }
 
 TEST(OpenClVector, StridedAndDilatedConv) {
@@ -105,10 +106,11 @@ TEST(OpenClVector, ElementwiseKernels) {
 })";
   CheckVector({src, {{"A", F32({3, 64})}, {"B", F32({64})}, {"C", F32({3, 64})}}}, "elementwise", 0,
               true, "on vectors");
-  // Integer elementwise and odd sizes stay in the flat form.
+  // Integer elementwise stays in the flat form; odd sizes get a masked tail.
   const char* ints = "function (A[N]) -> (R) { R = A * 3 + 1; }";
   CheckVector({ints, {{"A", {lang::DataType::I32, {64}}}}}, "int elementwise", 0, false);
-  CheckVector({src, {{"A", F32({3, 7})}, {"B", F32({7})}, {"C", F32({3, 7})}}}, "odd", 0, false);
+  CheckVector({src, {{"A", F32({3, 7})}, {"B", F32({7})}, {"C", F32({3, 7})}}}, "odd", 0, true,
+              "masked tail");
 }
 
 TEST(OpenClVector, RelayoutCopiesSmallInputs) {
@@ -130,6 +132,9 @@ TEST(OpenClVector, RelayoutCopiesSmallInputs) {
   // panels of 64 columns, and j splits into j/64 and j%64.
   CheckVector({mm, {{"A", F32({20, 7})}, {"B", F32({7, 128})}}}, "B in panels", 1, true,
               "along j%64");
+  // The copy itself reads and writes along the columns: a vector-form copy.
+  CheckVector({mm, {{"A", F32({20, 7})}, {"B", F32({7, 128})}}}, "panel copy", 0, true,
+              "along i1%64");
   // A big input next to little work is not copied: the flat form runs.
   CheckVector({mm, {{"A", F32({2, 9})}, {"B", F32({9, 32})}}, {{"B", "order(1,0)"}}}, "no copy", 0,
               false);
@@ -147,10 +152,24 @@ TEST(OpenClVector, BlockedLayouts) {
   // C = 20 padded to 32 (a constraint on the reduction), output blocked by 8.
   CheckVector({src, {{"D", F32({2, 20, 4, 6})}, {"K", F32({3, 3, 20, 16})}}, {{"D", "nChw16c"}, {"R", "nChw8c"}}},
               "padded input", 0, true, "along co%8");
-  // CO = 20 padded to 24: the padding constraint is on the vector index, so
-  // the flat form runs (and writes zeros into the padding).
+  // CO = 20 padded to 24: the padding constraint is on the vector index, a
+  // lane mask.
   CheckVector({src, {{"D", F32({1, 8, 4, 4})}, {"K", F32({3, 3, 8, 20})}}, {{"R", "nChw8c"}}},
-              "padded output", 0, false);
+              "padded output", 0, true, "constraints on co%8 as lane masks");
+}
+
+TEST(OpenClVector, MaskedTails) {
+  // Per-lane guarded loads and stores in OpenCL C for the tails, lane masks
+  // for constraints on v.
+  auto device = testing::DeviceFor("opencl");
+  if (!device) GTEST_SKIP() << "no OpenCL device";
+  compiler::CompileOptions o;
+  o.use_local = false;
+  for (const auto& [c, expect] : testing::MaskedTailCases()) {
+    auto program = testing::CheckCase(device, c, o, expect);
+    std::string plans = testing::VectorPlans(*program);
+    EXPECT_NE(plans.find(expect), std::string::npos) << plans;
+  }
 }
 
 TEST(OpenClVector, FallsBackWhereItDoesNotFit) {

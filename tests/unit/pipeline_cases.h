@@ -78,4 +78,37 @@ inline Case BoolCombinationsCase() {
           {{"A", {lang::DataType::Bool, {5}}}, {"B", {lang::DataType::Bool, {5}}}}};
 }
 
+// The vector form's masked tails (gen_vector.cc): each case with the text its
+// vector plan must contain. Sizes no vector width or block divides.
+inline constexpr const char* kConvNchw = R"(function (I[N, C, H, W], K[CO, C, KH, KW]) -> (R) {
+  O[n, co, h, w : N, CO, H, W] = +(I[n, c, h + kh - 1, w + kw - 1] * K[co, c, kh, kw]);
+  R = relu(O);
+})";
+inline std::vector<std::pair<Case, std::string>> MaskedTailCases() {
+  return {
+      // N = 37: 3 vectors of 16, the last masked; M = 13 leaves a tail in i.
+      {{kMatmul, {{"A", F32({13, 9})}, {"B", F32({9, 37})}}}, "masked tail"},
+      // Plain NCHW: vectors along w, the padding constraints on w as lane
+      // masks, 19 columns in 2 vectors of 16.
+      {{kConvNchw, {{"I", F32({2, 3, 5, 19})}, {"K", F32({5, 3, 3, 3})}}},
+       "along w, block of 5 along co, masked tail, constraints on w as lane masks"},
+      // nChw16c with C = CO = 20: weights copied in padded panels of 16 along
+      // co; the two vectors step along co/16; the padding constraint on
+      // co%16 is a lane mask (with co/16's value per vector).
+      {{kConvNchw, {{"I", F32({1, 20, 4, 6})}, {"K", F32({20, 20, 3, 3})}}, {{"I", "nChw16c"}, {"R", "nChw16c"}}},
+       "along co%16 (vectors along co/16), block of 6 along w, constraints on co%16 as lane masks"},
+      // nChw8c, 24 channels: three vectors of 8 along co/8.
+      {{kConvNchw, {{"I", F32({1, 24, 4, 6})}, {"K", F32({24, 24, 3, 3})}}, {{"I", "nChw8c"}, {"R", "nChw8c"}}},
+       "3 x 8 lanes of float along co%8 (vectors along co/8)"},
+      // An integer post-op: lane by lane, each lane of the tail under a guard.
+      {{"function (A[M, K], B[K, N]) -> (C, Q) {\n  C[i, j : M, N] = +(A[i, k] * B[k, j]);\n"
+        "  Q = as_int(C * 100, 32);\n}",
+        {{"A", F32({3, 4})}, {"B", F32({4, 21})}}},
+       "lane by lane"},
+      // Elementwise: 7 columns in one masked vector of 8, a broadcast input.
+      {{"function (A[N, M], B[M]) -> (R) { R = relu(A * B + 1); }", {{"A", F32({3, 7})}, {"B", F32({7})}}},
+       "masked tail"},
+  };
+}
+
 }  // namespace tilec::testing

@@ -54,6 +54,13 @@ inline lang::Program BindCase(const Case& c) {
   return lang::Bind(lang::Parse(MakeSource("test.tile", c.source)), c.shapes, c.layouts);
 }
 
+// Every kernel's vector plan (gen_vector.cc), concatenated ("" if none has one).
+inline std::string VectorPlans(const runtime::Program& program) {
+  std::string plans;
+  for (const auto& k : program.compiled().kernels) plans += k.code.vector_plan;
+  return plans;
+}
+
 // Runs `program` on random inputs and compares each output with the
 // evaluator (relative tolerance `tol`). Reports at most 5 wrong elements per
 // output, then the target code.

@@ -141,6 +141,21 @@ TEST(SemMakeTest, RejectsBadAccessesAndStatements) {
   EXPECT_THROW(Block::Make({nullptr}), InternalError);
 }
 
+TEST(SemMakeTest, MaskedAccesses) {
+  Expr i = _Var("i", kIdx);
+  Expr p = _Var("p", Type::Pointer(kF32, AddressSpace::Global));
+  Expr q = _Var("q", Type::Pointer(Type::Scalar(DataType::F32, 4), AddressSpace::Global));
+  Expr m4 = _Var("m", Type::Bool(4));
+  Expr v4 = _Var("v", Type::Scalar(DataType::F32, 4));
+  EXPECT_EQ(Print(_Load(p, i, 4, m4)), "p[i:+4 if m]");
+  EXPECT_EQ(Print(_Store(p, i, v4, false, m4)), "p[i:+4 if m] = v;\n");
+  EXPECT_THROW(_Load(p, i, 8, m4), InternalError);                  // mask of another width
+  EXPECT_THROW(_Load(p, i, 1, _Var("b", Type::Bool())), InternalError);  // a scalar access
+  EXPECT_THROW(_Load(q, i, 1, m4), InternalError);                  // vector elements
+  EXPECT_THROW(_Load(p, i, 4, _Var("f", Type::Scalar(DataType::F32, 4))), InternalError);
+  EXPECT_THROW(_Store(p, i, v4, true, m4), InternalError);          // streaming and masked
+}
+
 TEST(SemMakeTest, AsAndConstants) {
   Expr c = _Const(7);
   ASSERT_NE(As<IntConst>(c), nullptr);

@@ -80,6 +80,20 @@ void RunCompile(const CompileOptions& o, const GlobalOptions& global, bool expla
   };
   compiler::CompiledProgram compiled =
       Timed(global, "compile", [&] { return compiler::CompileProgram(program, options); });
+  if (o.emit == "kernels" && !explain) {
+    // Which form each kernel got: the vector form's first plan line, else
+    // the flat (seed-structured, GPU) form with its tile.
+    fmt::print("// ----- forms\n");
+    for (const compiler::CompiledKernel& k : compiled.kernels) {
+      const std::string& plan = k.code.vector_plan;
+      std::string form = !plan.empty() ? plan.substr(0, plan.find('\n'))
+                         : k.search   ? fmt::format("Flat form, tile {}",
+                                                    compiler::TileText(k.spec.flat, k.tile))
+                                      : fmt::format("One work item per element ({})",
+                                                    compiler::Name(k.spec.kind));
+      fmt::print("{}: {}\n", k.spec.name, form);
+    }
+  }
   if (code && !explain) {
     if (o.emit == "llvm-opt") {
       auto& llvm_device = static_cast<hal::cpu::LlvmDevice&>(*code_device);
