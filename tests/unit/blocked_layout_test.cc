@@ -175,18 +175,19 @@ TEST_P(Blocked, ElementwiseNonzeroAtZero) {
 }
 
 // Reductions over the blocked dimension (into plain and blocked outputs) and
-// over the others (into a blocked output): sum, product, max, min.
+// over the others (into blocked outputs): sum, product, max, min.
 TEST_P(Blocked, Reductions) {
-  Case c{R"(function (A[N, C, H, W]) -> (S, MX, P, MN) {
+  Case c{R"(function (A[N, C, H, W]) -> (S, MX, P, MN, SS) {
   S[n, h, w : N, H, W] = +(A[n, c, h, w]);
+  SS[n, c, 0, w : N, C, 1, W] = +(A[n, c, h, w]);
   MX[n, 0, h, w : N, 1, H, W] = >(A[n, c, h, w]);
   P[n, c, 0, 0 : N, C, 1, 1] = *(A[n, c, h, w]);
   MN[n, c, 0, w : N, C, 1, W] = <(A[n, c, h, w]);
 })",
          {{"A", F32({2, 20, 3, 3})}},
-         Layouts({"A", "P", "MN"}, layout())};
+         Layouts({"A", "P", "MN", "SS"}, layout())};
   // nChw4c divides 20: no padding there.
-  CheckBlocked(backend(), c, What("reductions"), layout() == "nChw4c" ? 0 : 2);
+  CheckBlocked(backend(), c, What("reductions"), layout() == "nChw4c" ? 0 : 3);
 }
 
 // 2x2 max pooling with stride 2 over odd sizes, then `+ 1`.
