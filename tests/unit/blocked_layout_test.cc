@@ -216,20 +216,24 @@ TEST_P(Blocked, FillNeedingContractions) {
 }
 
 // Special ops writing and reading blocked tensors: gather, scatter,
-// reshape, and a fractional index (a Direct kernel).
+// reshape, prng, and a fractional index (a Direct kernel).
 TEST_P(Blocked, SpecialOps) {
-  Case c{R"(function (D[N, C, H, W], I[K], E[K, C, H, W], V[M]) -> (G, S, R, U) {
+  Case c{R"(function (D[N, C, H, W], I[K], E[K, C, H, W], V[M], Z[Y, X]) -> (G, S, R, U, P, NZ) {
   G = gather(D, I);
   S = scatter(E, I, V);
   R = reshape(D, N, H, C, W);
   U[n, c, h, w : N, C, 2 * H, W] = =(D[n, c, h / 2, w]);
+  T = prng_step(Z, 2, 5, 3, 2);
+  P = prng_value(T);
+  NZ = prng_state(T);
 })",
          {{"D", F32({3, 17, 2, 3})},
           {"I", {lang::DataType::I32, {4}}},
           {"E", F32({4, 17, 2, 3})},
-          {"V", F32({2})}},
-         Layouts({"D", "G", "S", "U", "E"}, layout())};
-  CheckBlocked(backend(), c, What("special ops"), 3);
+          {"V", F32({2})},
+          {"Z", {lang::DataType::U32, {3, 2048}}}},
+         Layouts({"D", "G", "S", "R", "U", "E", "P"}, layout())};
+  CheckBlocked(backend(), c, What("special ops"), 5);
 }
 
 INSTANTIATE_TEST_SUITE_P(All, Blocked,
