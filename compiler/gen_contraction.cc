@@ -403,19 +403,18 @@ class FlatGen {
           if (c.lhs[i] != 0) sum = sum + Pos(i) * c.lhs[i];
         inside = And(inside, sum <= c.rhs);
       }
+      auto load = [&](const std::string& tensor) {
+        const FlatAccess& a = PointAccess(tensor);
+        Expr addr = Address(a);
+        if (inside) addr = _Clamp(addr, I(0), I(std::max<int64_t>(a.limit - 1, 0)));
+        return _Load(Buffer(tensor), addr);
+      };
       for (const lang::ElementwiseOp& op : flat_.post_ops) {
         std::vector<Expr> operands;
         for (const lang::Operand& o : op.operands) {
-          if (!o.is_tensor) {
-            operands.push_back(ScalarConst(o.scalar));
-          } else if (env.count(o.tensor)) {
-            operands.push_back(env[o.tensor]);
-          } else {
-            const FlatAccess& a = PointAccess(o.tensor);
-            Expr addr = Address(a);
-            if (inside) addr = _Clamp(addr, I(0), I(std::max<int64_t>(a.limit - 1, 0)));
-            operands.push_back(_Load(Buffer(o.tensor), addr));
-          }
+          if (!o.is_tensor) operands.push_back(ScalarConst(o.scalar));
+          else if (env.count(o.tensor)) operands.push_back(env[o.tensor]);
+          else operands.push_back(load(o.tensor));
         }
         Expr coordinate;
         if (op.fn == lang::ElemFn::Index) {
