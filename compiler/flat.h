@@ -89,7 +89,9 @@ struct FlatContraction {
   // there, whatever the post-ops compute (oneDNN's zero-padding contract:
   // relu(x) + 1 must not leave ones in the padding). Post-op input loads at
   // such points are clamped into [0, limit) and their values discarded.
-  // Empty when the output space has no padding.
+  // Empty when the output space has no padding, or when the kernel is a
+  // contraction whose post-ops keep its zeros there (conv + ReLU: Lower
+  // checks them on a zero input, reading no other tensor).
   std::vector<FlatConstraint> padding;
 
   lang::DataType agg_type = lang::DataType::F32;  // the output's element type

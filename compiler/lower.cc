@@ -8,6 +8,7 @@
 #include <set>
 
 #include "compiler/flatten.h"
+#include "tile_lang/evaluator.h"
 #include "support/error.h"
 
 namespace tilec::compiler {
@@ -168,6 +169,41 @@ std::vector<FlatConstraint> PaddingConstraints(const TensorDecl& t, const Output
   for (int d : PaddedDims(t))
     out.push_back({coords.coeffs[d], CheckedAdd(t.shape.dims[d] - 1, -coords.constant[d], "a bound")});
   return out;
+}
+
+// Do a contraction kernel's post-ops turn an all-zero contraction output
+// into zeros (+0, bit for bit) in every tensor the kernel writes, reading no
+// other tensor? Then its padding points, where the contraction leaves 0,
+// need no mask (conv + ReLU keeps the vector form). Decided by running the
+// post-ops in the reference evaluator on one zero element.
+bool PostOpsKeepZero(const Program& program, const FlatContraction& flat) {
+  if (!flat.generate_contraction ||
+      flat.accesses.size() > static_cast<size_t>(flat.first_post_op_input()))
+    return false;
+  Program p;
+  p.source = program.source;
+  auto declare = [&](const std::string& name) {
+    TensorDecl t = program.Tensor(name);
+    t.shape.dims.assign(t.shape.dims.size(), 1);
+    t.layout = lang::RowMajorLayout(t.shape.dims);
+    p.tensors[name] = t;
+  };
+  const std::string& root = flat.output().tensor;
+  declare(root);
+  p.inputs = {root};
+  for (const ElementwiseOp& op : flat.post_ops) {
+    if (op.fn == lang::ElemFn::Index) return false;
+    declare(op.output);
+    p.ops.push_back(op);
+  }
+  for (const std::string& t : flat.kernel_outputs)
+    if (t != root) p.outputs.push_back(t);
+  std::map<std::string, lang::Tensor> results =
+      lang::Evaluate(p, {{root, lang::Tensor(p.tensors.at(root).shape)}});
+  for (const auto& [name, t] : results)
+    for (size_t b = 0; b < t.bytes(); ++b)
+      if (t.data()[b] != std::byte{0}) return false;
+  return true;
 }
 
 class Lowerer {
@@ -344,7 +380,8 @@ class Lowerer {
       if (std::find(k.outputs.begin(), k.outputs.end(), t) == k.outputs.end()) inputs.push_back(t);
     k.inputs = std::move(inputs);
     for (const std::string& o : k.outputs) available_.insert(o);
-    k.flat.padding = PaddingConstraints(program_.Tensor(k.flat.accesses.at(0).tensor), k.coords);
+    if (!PostOpsKeepZero(program_, k.flat))
+      k.flat.padding = PaddingConstraints(program_.Tensor(k.flat.accesses.at(0).tensor), k.coords);
     Verify(k.flat);
     plan_.kernels.push_back(std::move(k));
   }
