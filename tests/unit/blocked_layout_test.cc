@@ -156,6 +156,19 @@ TEST_P(Blocked, ElementwiseNonzeroAtZero) {
   CheckBlocked(backend(), c, What("elementwise"), 4);
 }
 
+// Whole blocks (C = 16: no padding in any of the layouts), where the vector
+// form may take the elementwise kernel; plain and blocked operands mixed.
+TEST_P(Blocked, ElementwiseWholeBlocks) {
+  Case c{R"(function (A[N, C, H, W], P[N, C, H, W]) -> (R) {
+  R = exp(A) * P + 1;
+})",
+         {{"A", F32({1, 16, 3, 5})}, {"P", F32({1, 16, 3, 5})}},
+         Layouts({"A", "R"}, layout())};
+  CheckBlocked(backend(), c, What("whole blocks"), 0);
+  c.layouts["P"] = layout();
+  CheckBlocked(backend(), c, What("whole blocks, all blocked"), 0);
+}
+
 // Reductions over the blocked dimension (into plain and blocked outputs) and
 // over the others (into blocked outputs): sum, product, max, min.
 TEST_P(Blocked, Reductions) {
