@@ -94,7 +94,11 @@ GeneratedKernel GenerateKernel(const KernelSpec& spec, const lang::Program& prog
     case KernelKind::Elementwise:
     case KernelKind::Fill: {
       std::optional<GeneratedKernel> v;
-      if (!options.use_local && options.vectorize) v = GenerateVectorKernel(spec, program, hw, options.vector_rows);
+      // The vector form does not zero a blocked layout's padding yet (flat.h:
+      // padding); without post-ops a contraction leaves 0 there anyway.
+      bool padding = !spec.flat.padding.empty() &&
+                     (!spec.flat.post_ops.empty() || !spec.flat.generate_contraction);
+      if (!options.use_local && options.vectorize && !padding) v = GenerateVectorKernel(spec, program, hw, options.vector_rows);
       k = v ? std::move(*v) : GenerateFlatKernel(spec, program, tile, hw, options);
       break;
     }

@@ -53,9 +53,10 @@ void Verify(const FlatContraction& flat) {
                 a.strides.size(), n);
     TILEC_CHECK(a.limit >= 0, "access {} has negative limit {}", a.tensor, a.limit);
   }
-  for (const FlatConstraint& c : flat.constraints)
-    TILEC_CHECK(c.lhs.size() == n, "constraint has {} coefficients for {} indices", c.lhs.size(),
-                n);
+  for (const auto* list : {&flat.constraints, &flat.padding})
+    for (const FlatConstraint& c : *list)
+      TILEC_CHECK(c.lhs.size() == n, "constraint has {} coefficients for {} indices", c.lhs.size(),
+                  n);
 }
 
 std::string ToString(const lang::ElementwiseOp& op) {
@@ -85,6 +86,8 @@ std::string ToString(const FlatContraction& flat) {
   out += "\n";
   for (const FlatConstraint& c : flat.constraints)
     out += fmt::format("Constraint: ({}) <= {}\n", fmt::join(c.lhs, ","), c.rhs);
+  for (const FlatConstraint& c : flat.padding)
+    out += fmt::format("Padding unless: ({}) <= {}\n", fmt::join(c.lhs, ","), c.rhs);
   if (!flat.post_ops.empty()) {
     out += "Output operations:\n";
     for (const lang::ElementwiseOp& op : flat.post_ops) out += ToString(op) + "\n";

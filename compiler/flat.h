@@ -84,6 +84,15 @@ struct FlatContraction {
   std::vector<FlatAccess> accesses;  // output, inputs, post-op inputs (see above)
   int num_inputs = 0;                // contraction inputs: 1, 2, or 3 (Cond)
   std::vector<FlatConstraint> constraints;
+  // Output points that are a blocked layout's padding (nChw8c with C = 17:
+  // c = 8*(c/8) + c%8 >= 17) fail one of these; every kernel output stores 0
+  // there, whatever the post-ops compute (oneDNN's zero-padding contract:
+  // relu(x) + 1 must not leave ones in the padding). Post-op input loads at
+  // such points are clamped into [0, limit) and their values discarded.
+  // Empty when the output space has no padding, or when the kernel is a
+  // contraction whose post-ops keep its zeros there (conv + ReLU: Lower
+  // checks them on a zero input, reading no other tensor).
+  std::vector<FlatConstraint> padding;
 
   lang::DataType agg_type = lang::DataType::F32;  // the output's element type
   lang::ast::AggOp agg_op = lang::ast::AggOp::Sum;
@@ -115,6 +124,7 @@ void Verify(const FlatContraction& flat);
 //   off 0 -14400 0
 //   Constraint: (0,0,-1,0,0,-1,0) <= -1
 //   ...
+//   Padding unless: (0,8,1,0) <= 16   (only when there is padding)
 //   Output operations:      (only when there are post-ops)
 //   _T1 = cmp_gt(O, 0)
 // Deterministic; integers printed plain.

@@ -106,16 +106,9 @@ bool IsIntegral(const Polynomial& p) {
   return true;
 }
 
-// One logical dimension's physical parts: a plain dim has one part
-// (divisor 1); a blocked one (nChw16c's c) an outer part (divisor B) and an
-// inner part (divisor 1, size B).
-struct DimParts {
-  int64_t stride = 0;        // plain: the stride; blocked: the inner part's
-  int64_t block = 1;         // 1: plain; B: blocked
-  int64_t outer_stride = 0;  // blocked: the outer part's stride
-};
+}  // namespace
 
-std::vector<DimParts> LayoutParts(const lang::TensorDecl& t) {
+std::optional<std::vector<DimParts>> LayoutParts(const lang::TensorDecl& t) {
   const std::vector<int64_t>& dims = t.shape.dims;
   lang::Layout layout = t.layout;
   // An unset layout is row-major (program.h: "row-major unless bound otherwise").
@@ -144,12 +137,21 @@ std::vector<DimParts> LayoutParts(const lang::TensorDecl& t) {
         continue;
       }
     }
+    return std::nullopt;
+  }
+  return parts;
+}
+
+namespace {
+
+std::vector<DimParts> RequireLayoutParts(const lang::TensorDecl& t) {
+  std::optional<std::vector<DimParts>> parts = LayoutParts(t);
+  if (!parts)
     throw InternalError(fmt::format(
         "Flatten: tensor '{}' has layout '{}' ({}): only plain dimensions and dimensions split "
         "once into blocks are supported",
-        t.name, layout.name, lang::ToString(layout)));
-  }
-  return parts;
+        t.name, t.layout.name, lang::ToString(t.layout)));
+  return *parts;
 }
 
 // The variable that alone indexes a dimension (coefficient 1, constant 0),
@@ -264,7 +266,7 @@ FlatContraction Flatten(const lang::Program& program, const ContractionOp& op) {
     const lang::TensorDecl& t = program.Tensor(a.tensor);
     TILEC_CHECK(a.index.size() == t.shape.dims.size(), "{} accessed with {} indices, rank {}",
                 a.tensor, a.index.size(), t.shape.dims.size());
-    parts.push_back(LayoutParts(t));
+    parts.push_back(RequireLayoutParts(t));
     for (size_t d = 0; d < a.index.size(); ++d) {
       int64_t b = parts.back()[d].block;
       if (b == 1) continue;

@@ -46,6 +46,20 @@ namespace tilec::compiler {
 // overflow 64 bits; InternalError for a violated precondition.
 FlatContraction Flatten(const lang::Program& program, const lang::ContractionOp& op);
 
+// One logical dimension's physical parts: a plain dim has one part
+// (block 1); a blocked one (nChw16c's c) an outer part (divisor B) and an
+// inner part (divisor 1, size B):
+//     offset contribution = outer_stride * (i / B) + stride * (i % B).
+struct DimParts {
+  int64_t stride = 0;        // plain: the stride; blocked: the inner part's
+  int64_t block = 1;         // 1: plain; B: blocked
+  int64_t outer_stride = 0;  // blocked: the outer part's stride
+};
+
+// Per logical dimension of `t`, or nullopt for layouts that are neither
+// (a dimension split more than once).
+std::optional<std::vector<DimParts>> LayoutParts(const lang::TensorDecl& t);
+
 // Flatten, or nullopt where Flatten would throw InternalError (layouts or
 // index polynomials it cannot express): Lower then emits a Direct kernel.
 std::optional<FlatContraction> TryFlatten(const lang::Program& program,

@@ -24,7 +24,10 @@ using sem::Type;
 
 Expr And(Expr a, Expr b) { return a ? _LogicalAnd(std::move(a), std::move(b)) : b; }
 
-Expr Zero(DataType t) { return lang::IsFloat(t) ? _Float(0, t) : _Const(0, t); }
+Expr Zero(DataType t) {
+  if (t == DataType::Bool) return _Bool(false);
+  return lang::IsFloat(t) ? _Float(0, t) : _Const(0, t);
+}
 
 class FlatGen {
  public:
@@ -392,12 +395,26 @@ class FlatGen {
         }
         declare(flat_.output().tensor, value);
       }
+      // Padding points (flat.h): loads clamped, stores of zero.
+      Expr inside;
+      for (const FlatConstraint& c : flat_.padding) {
+        Expr sum = I(0);
+        for (int i = 0; i < flat_.num_indices(); ++i)
+          if (c.lhs[i] != 0) sum = sum + Pos(i) * c.lhs[i];
+        inside = And(inside, sum <= c.rhs);
+      }
+      auto load = [&](const std::string& tensor) {
+        const FlatAccess& a = PointAccess(tensor);
+        Expr addr = Address(a);
+        if (inside) addr = _Clamp(addr, I(0), I(std::max<int64_t>(a.limit - 1, 0)));
+        return _Load(Buffer(tensor), addr);
+      };
       for (const lang::ElementwiseOp& op : flat_.post_ops) {
         std::vector<Expr> operands;
         for (const lang::Operand& o : op.operands) {
           if (!o.is_tensor) operands.push_back(ScalarConst(o.scalar));
           else if (env.count(o.tensor)) operands.push_back(env[o.tensor]);
-          else operands.push_back(_Load(Buffer(o.tensor), Address(PointAccess(o.tensor))));
+          else operands.push_back(load(o.tensor));
         }
         Expr coordinate;
         if (op.fn == lang::ElemFn::Index) {
@@ -411,7 +428,9 @@ class FlatGen {
       for (const std::string& t : flat_.kernel_outputs) {
         DataType dt = program_.Tensor(t).shape.dtype;
         TILEC_CHECK(env.count(t), "kernel {} writes {} but never computes it", spec_.name, t);
-        s.push_back(_Store(Buffer(t), Address(PointAccess(t)), ConvertValue(env[t], dt)));
+        Expr value = ConvertValue(env[t], dt);
+        if (inside) value = _Select(inside, value, Zero(dt));
+        s.push_back(_Store(Buffer(t), Address(PointAccess(t)), value));
       }
       Stmt body = _Block(std::move(s));
       Expr cond = EdgeCondition(false);

@@ -5,6 +5,7 @@
 #include <fmt/format.h>
 
 #include <numeric>
+#include <tuple>
 
 #include "compiler/codegen.h"
 #include "compiler/gen_elementwise.h"
@@ -54,6 +55,45 @@ Expr Address(const lang::TensorDecl& t, const std::vector<Expr>& coords) {
   return a;
 }
 
+// Does `t`'s buffer hold padding (a blocked tail) that is a dense
+// permutation of its physical dims, so buffer element e decodes into
+// physical indices (e / stride) % size?
+bool DensePadded(const lang::TensorDecl& t) {
+  if (t.layout.elements <= Count(t)) return false;
+  int64_t product = 1, last = 0;
+  for (const lang::PhysicalDim& p : t.layout.phys) {
+    if (p.size <= 0) return false;
+    product *= p.size;
+    last += (p.size - 1) * p.stride;
+  }
+  return product == t.layout.elements && last == t.layout.elements - 1;
+}
+
+// Logical coordinates of buffer element `e` of a DensePadded tensor
+// (declared into `s`), and whether they are inside the tensor (not padding).
+std::pair<std::vector<Expr>, Expr> BufferCoords(const Expr& e, const lang::TensorDecl& t,
+                                                const std::string& prefix, std::vector<Stmt>& s) {
+  std::vector<Expr> c(t.shape.dims.size(), nullptr);
+  for (const lang::PhysicalDim& p : t.layout.phys) {
+    Expr part = ((e / p.stride) % p.size) * p.divisor;
+    c.at(p.dim) = c[p.dim] ? c[p.dim] + part : part;
+  }
+  Expr inside;
+  for (size_t d = 0; d < c.size(); ++d) {
+    std::string name = fmt::format("{}{}", prefix, d);
+    s.push_back(_Declare(Type::Index(), name, c[d] ? c[d] : _Const(0)));
+    c[d] = _Var(name, Type::Index());
+    Expr ok = c[d] < t.shape.dims[d];
+    inside = inside ? _LogicalAnd(inside, ok) : ok;
+  }
+  return {c, inside};
+}
+
+Expr ZeroOf(DataType t) {
+  if (t == DataType::Bool) return _Bool(false);
+  return lang::IsFloat(t) ? _Float(0, t) : _Const(0, t);
+}
+
 class SpecialGen {
  public:
   SpecialGen(const KernelSpec& spec, const lang::Program& program) : spec_(spec), program_(program) {}
@@ -70,8 +110,17 @@ class SpecialGen {
 
     int64_t items = 1;
     std::vector<Stmt> body;
+    // One work item per output element; for an output with padding, one per
+    // buffer element: padding elements get 0 (the zero-padding contract).
+    const lang::TensorDecl* target = nullptr;
+    if (spec_.kind == KernelKind::Direct) target = &program_.Tensor(spec_.contraction.output);
+    else if (spec_.special.fn != lang::SpecialFn::Shape && spec_.special.fn != lang::SpecialFn::PrngStep)
+      target = &Out(0);
+    std::vector<Stmt> prologue;
+    Expr inside;
+    if (target && DensePadded(*target)) std::tie(out_coords_, inside) = BufferCoords(E(), *target, "c", prologue);
     if (spec_.kind == KernelKind::Direct) {
-      items = Count(program_.Tensor(spec_.contraction.output));
+      items = Count(*target);
       body = Direct();
     } else {
       switch (spec_.special.fn) {
@@ -81,6 +130,12 @@ class SpecialGen {
         case lang::SpecialFn::Shape: items = 1; body = Shape(); break;
         case lang::SpecialFn::PrngStep: items = 2048; body = Prng(); break;
       }
+    }
+    if (inside) {
+      items = target->layout.elements;
+      Stmt zero = _Store(Buffer(target->name), E(), ZeroOf(target->shape.dtype));
+      prologue.push_back(_If(inside, _Block(std::move(body)), zero));
+      body = std::move(prologue);
     }
     items = std::max<int64_t>(items, 1);
     int64_t group = std::min(kGroup, items);
@@ -105,6 +160,13 @@ class SpecialGen {
 
   Expr Buffer(const std::string& tensor) const { return BufferOf(spec_, params_, tensor); }
 
+  // Logical coordinates of the output element of this work item.
+  std::vector<Expr> OutCoords(const std::vector<int64_t>& dims, const std::string& prefix,
+                              std::vector<Stmt>& s) const {
+    if (!out_coords_.empty()) return out_coords_;
+    return Coords(E(), dims, prefix, s);
+  }
+
   // A loaded integer as a clamped index in [0, n-1].
   static Expr ClampedIndex(const Expr& v, int64_t n) {
     Expr i = v->type.IsFloat() ? ConvertValue(v, DataType::I64) : v;
@@ -116,7 +178,7 @@ class SpecialGen {
   std::vector<Stmt> Gather() {
     const lang::TensorDecl &out = Out(0), &d = In(0), &idx = In(1);
     std::vector<Stmt> s;
-    std::vector<Expr> c = Coords(E(), out.shape.dims, "c", s);
+    std::vector<Expr> c = OutCoords(out.shape.dims, "c", s);
     size_t ri = idx.shape.dims.size();
     std::vector<Expr> ic(c.begin(), c.begin() + ri);
     Expr row = ClampedIndex(_Load(Buffer(idx.name), Address(idx, ic)), d.shape.dims.at(0));
@@ -129,7 +191,7 @@ class SpecialGen {
   std::vector<Stmt> Scatter() {
     const lang::TensorDecl &out = Out(0), &e = In(0), &idx = In(1);
     std::vector<Stmt> s;
-    std::vector<Expr> c = Coords(E(), out.shape.dims, "c", s);
+    std::vector<Expr> c = OutCoords(out.shape.dims, "c", s);
     int64_t n_idx = Count(idx);
     size_t ri = idx.shape.dims.size();
     DataType t = out.shape.dtype;
@@ -155,8 +217,13 @@ class SpecialGen {
   std::vector<Stmt> Reshape() {
     const lang::TensorDecl &out = Out(0), &in = In(0);
     std::vector<Stmt> s;
-    std::vector<Expr> oc = Coords(E(), out.shape.dims, "o", s);
-    std::vector<Expr> ic = Coords(E(), in.shape.dims, "i", s);
+    std::vector<Expr> oc = OutCoords(out.shape.dims, "o", s);
+    Expr linear = E();  // the element's row-major position
+    if (!out_coords_.empty()) {
+      linear = _Const(0);
+      for (size_t d = 0; d < oc.size(); ++d) linear = linear * out.shape.dims[d] + oc[d];
+    }
+    std::vector<Expr> ic = Coords(linear, in.shape.dims, "i", s);
     s.push_back(_Store(Buffer(out.name), Address(out, oc),
                        ConvertValue(_Load(Buffer(in.name), Address(in, ic)), out.shape.dtype)));
     return s;
@@ -193,8 +260,16 @@ class SpecialGen {
     step.push_back(_Assign(s3, (((s3 & c(4294967280u)) << c(17)) ^ _Var("b3", u))));
     Expr bits = s1 ^ s2 ^ s3;
     Expr v = _Cast(Type::Scalar(DataType::F32), bits) * _Float(1.0 / 4294967296.0, DataType::F32);
-    step.push_back(_Store(Buffer(value.name), _Var("i", Type::Index()), v));
+    std::vector<Expr> vc = Coords(_Var("i", Type::Index()), value.shape.dims, "c", step);
+    step.push_back(_Store(Buffer(value.name), Address(value, vc), v));
     s.push_back(_For("i", E(), _Const(Count(value)), 2048, _Block(std::move(step))));
+    if (DensePadded(value)) {  // zero the padding
+      std::vector<Stmt> pad;
+      Expr p = _Var("p", Type::Index());
+      Expr inside = BufferCoords(p, value, "q", pad).second;
+      pad.push_back(_If(_Not(inside), _Store(Buffer(value.name), p, ZeroOf(value.shape.dtype))));
+      s.push_back(_For("p", E(), _Const(value.layout.elements), 2048, _Block(std::move(pad))));
+    }
     for (int k = 0; k < 3; ++k)
       s.push_back(_Store(Buffer(state_out.name), E() + int64_t{2048} * k,
                          _Var(fmt::format("s{}", k + 1), u)));
@@ -224,7 +299,7 @@ class SpecialGen {
     const lang::TensorDecl& out = program_.Tensor(op.output);
     DataType t = out.shape.dtype;
     std::vector<Stmt> s;
-    std::vector<Expr> oc = Coords(E(), out.shape.dims, "o", s);
+    std::vector<Expr> oc = OutCoords(out.shape.dims, "o", s);
     std::map<std::string, Expr> vars;
     std::map<std::string, size_t> bound_pos;
     for (size_t v = 0; v < op.index_vars.size(); ++v) bound_pos[op.index_vars[v]] = v;
@@ -324,6 +399,7 @@ class SpecialGen {
   const KernelSpec& spec_;
   const lang::Program& program_;
   std::vector<Expr> params_;
+  std::vector<Expr> out_coords_;  // set when the output has padding (BufferCoords)
 };
 
 }  // namespace

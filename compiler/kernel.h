@@ -40,9 +40,10 @@ struct KernelSpec {
   std::string name;  // "kernel_0", … (unique in the plan)
   KernelKind kind = KernelKind::Contraction;
 
-  // Contraction, Elementwise, Fill (Fill: one index per output element, the
-  // output as access 0 and, when copying, the default tensor as access 1 with
-  // a single Ident post-op).
+  // Contraction, Elementwise, Fill (Elementwise and Fill: the indices walk
+  // the output's buffer, one per plain dimension and two, d/B and d%B, per
+  // blocked one; Fill has the output as access 0 and, when copying, the
+  // default tensor as access 1 with a single Ident post-op).
   FlatContraction flat;
   OutputCoords coords;
   // Contraction after a Fill: store only elements some valid point reached

@@ -8,6 +8,7 @@
 #include <set>
 
 #include "compiler/flatten.h"
+#include "tile_lang/evaluator.h"
 #include "support/error.h"
 
 namespace tilec::compiler {
@@ -18,30 +19,6 @@ using lang::ElementwiseOp;
 using lang::Program;
 using lang::SpecialOp;
 using lang::TensorDecl;
-
-// Element strides per logical dimension of a plain layout (one physical dim
-// per logical dim, divisor 1), or nullopt for a blocked one.
-std::optional<std::vector<int64_t>> PlainStrides(const TensorDecl& t) {
-  std::vector<int64_t> strides(t.shape.dims.size(), 0);
-  std::vector<bool> seen(t.shape.dims.size(), false);
-  if (t.layout.phys.size() != t.shape.dims.size()) return std::nullopt;
-  for (const lang::PhysicalDim& p : t.layout.phys) {
-    if (p.divisor != 1 || p.dim < 0 || p.dim >= static_cast<int>(strides.size()) || seen[p.dim])
-      return std::nullopt;
-    seen[p.dim] = true;
-    strides[p.dim] = p.stride;
-  }
-  return strides;
-}
-
-std::vector<int64_t> RequirePlainStrides(const TensorDecl& t) {
-  auto s = PlainStrides(t);
-  if (!s)
-    TILEC_USER_ERROR("tensor '{}' has the blocked layout {}: elementwise operations on blocked "
-                     "layouts are not supported by the kernel generator yet (contractions are)",
-                     t.name, ToString(t.layout));
-  return *s;
-}
 
 bool IsIntegral(const lang::Polynomial& p) {
   if (!p.constant.IsInteger()) return false;
@@ -120,40 +97,117 @@ OutputCoords ContractionCoords(const ContractionOp& op, const FlatContraction& f
   return c;
 }
 
-// Identity coordinates for a kernel whose indices are the output dims.
-OutputCoords IdentityCoords(size_t rank) {
-  OutputCoords c;
-  for (size_t d = 0; d < rank; ++d) {
-    std::vector<int64_t> coeffs(rank, 0);
-    coeffs[d] = 1;
-    c.coeffs.push_back(std::move(coeffs));
-    c.constant.push_back(0);
+// The flat indices (outer, inner) that output coordinate d is split into,
+// d = B * outer + inner, or nullopt when d is not split by exactly B.
+std::optional<std::pair<int, int>> SplitOf(const OutputCoords& coords, size_t d, int64_t block,
+                                           const std::vector<FlatIndex>& indices) {
+  if (coords.constant[d] != 0) return std::nullopt;
+  int outer = -1, inner = -1;
+  for (size_t i = 0; i < indices.size(); ++i) {
+    int64_t c = coords.coeffs[d][i];
+    if (c == 0) continue;
+    if (c == block && outer < 0) outer = static_cast<int>(i);
+    else if (c == 1 && inner < 0 && indices[i].range == block) inner = static_cast<int>(i);
+    else return std::nullopt;
   }
-  return c;
+  if (outer < 0 || inner < 0) return std::nullopt;
+  return std::make_pair(outer, inner);
 }
 
-// The access of `t`, broadcast NumPy-style to the output coordinates.
-FlatAccess BroadcastAccess(const TensorDecl& t, const std::vector<int64_t>& out_dims,
-                           const OutputCoords& coords, int num_indices) {
+// The access of `t`, broadcast NumPy-style to the kernel's output
+// coordinates, through t's own layout: a plain dimension by its stride, a
+// blocked one through the kernel's split of that coordinate (nullopt when
+// the kernel does not split it by the same block: no affine access).
+std::optional<FlatAccess> ElementAccess(const TensorDecl& t, const std::vector<int64_t>& out_dims,
+                                        const OutputCoords& coords,
+                                        const std::vector<FlatIndex>& indices) {
+  std::optional<std::vector<DimParts>> parts = LayoutParts(t);
+  if (!parts) return std::nullopt;
   FlatAccess a;
   a.tensor = t.name;
   a.dtype = t.shape.dtype;
   a.limit = t.layout.elements;
+  int num_indices = static_cast<int>(indices.size());
   a.strides.assign(num_indices, 0);
-  std::vector<int64_t> strides = RequirePlainStrides(t);
   int shift = static_cast<int>(out_dims.size()) - t.shape.rank();
   TILEC_CHECK(shift >= 0, "tensor {} has a higher rank than the kernel output", t.name);
   for (int k = 0; k < t.shape.rank(); ++k) {
     int d = k + shift;
     if (t.shape.dims[k] == 1 && out_dims[d] != 1) continue;  // broadcast: stride 0
     TILEC_CHECK(t.shape.dims[k] == out_dims[d], "tensor {} dim {} does not broadcast", t.name, k);
+    const DimParts& p = (*parts)[k];
+    if (p.block != 1) {
+      auto split = SplitOf(coords, d, p.block, indices);
+      if (!split) return std::nullopt;
+      a.strides[split->first] = CheckedAdd(a.strides[split->first], p.outer_stride, "a stride");
+      a.strides[split->second] = CheckedAdd(a.strides[split->second], p.stride, "a stride");
+      continue;
+    }
     for (int i = 0; i < num_indices; ++i)
-      a.strides[i] = CheckedAdd(a.strides[i], CheckedMul(strides[k], coords.coeffs[d][i], "a stride"),
+      a.strides[i] = CheckedAdd(a.strides[i], CheckedMul(p.stride, coords.coeffs[d][i], "a stride"),
                                 "a stride");
-    a.offset = CheckedAdd(a.offset, CheckedMul(strides[k], coords.constant[d], "an offset"),
+    a.offset = CheckedAdd(a.offset, CheckedMul(p.stride, coords.constant[d], "an offset"),
                           "an offset");
   }
   return a;
+}
+
+// The output dimensions whose blocks `t` pads (nChw8c with C = 17: dim 1).
+std::vector<int> PaddedDims(const TensorDecl& t) {
+  std::vector<int> padded;
+  std::optional<std::vector<DimParts>> parts = LayoutParts(t);
+  if (!parts) return padded;
+  for (int d = 0; d < t.shape.rank(); ++d)
+    if ((*parts)[d].block > 1 && t.shape.dims[d] % (*parts)[d].block != 0) padded.push_back(d);
+  return padded;
+}
+
+// FlatContraction::padding of a kernel whose output is `t`: its coordinate
+// along each padded dimension stays below the logical size.
+std::vector<FlatConstraint> PaddingConstraints(const TensorDecl& t, const OutputCoords& coords) {
+  std::vector<FlatConstraint> out;
+  for (int d : PaddedDims(t))
+    out.push_back({coords.coeffs[d], CheckedAdd(t.shape.dims[d] - 1, -coords.constant[d], "a bound")});
+  return out;
+}
+
+// Do a contraction kernel's post-ops turn an all-zero contraction output
+// into zeros (+0, bit for bit) in every tensor the kernel writes, reading no
+// other tensor? Then its padding points, where the contraction leaves 0,
+// need no mask (conv + ReLU keeps the vector form). Decided by running the
+// post-ops in the reference evaluator on one zero element.
+bool PostOpsKeepZero(const Program& program, const FlatContraction& flat) {
+  if (!flat.generate_contraction ||
+      flat.accesses.size() > static_cast<size_t>(flat.first_post_op_input()))
+    return false;
+  Program p;
+  p.source = program.source;
+  auto declare = [&](const std::string& name) {
+    TensorDecl t = program.Tensor(name);
+    t.shape.dims.assign(t.shape.dims.size(), 1);
+    t.layout = lang::RowMajorLayout(t.shape.dims);
+    p.tensors[name] = t;
+  };
+  const std::string& root = flat.output().tensor;
+  declare(root);
+  p.inputs = {root};
+  for (const ElementwiseOp& op : flat.post_ops) {
+    if (op.fn == lang::ElemFn::Index) return false;
+    declare(op.output);
+    p.ops.push_back(op);
+  }
+  for (const std::string& t : flat.kernel_outputs)
+    if (t != root) p.outputs.push_back(t);
+  std::map<std::string, lang::Tensor> results;
+  try {
+    results = lang::Evaluate(p, {{root, lang::Tensor(p.tensors.at(root).shape)}});
+  } catch (const UserError&) {
+    return false;  // keep the mask; the kernel reports nothing itself
+  }
+  for (const auto& [name, t] : results)
+    for (size_t b = 0; b < t.bytes(); ++b)
+      if (t.data()[b] != std::byte{0}) return false;
+  return true;
 }
 
 class Lowerer {
@@ -215,24 +269,32 @@ class Lowerer {
   // Greedily collects later elementwise ops that can join a kernel whose
   // output has `dims` (see lower.h). `local` holds the tensors the kernel
   // computes so far.
-  std::vector<size_t> CollectFusable(size_t after, const std::vector<int64_t>& dims,
+  std::vector<size_t> CollectFusable(size_t after, const KernelSpec& k,
                                      std::set<std::string> local) {
     std::vector<size_t> fused;
     if (!options_.fuse) return fused;
-    // Results are written through their own plain access, or through the
-    // root's access when laid out like the root (blocked layouts included).
-    const lang::Layout& root_layout = program_.Tensor(*local.begin()).layout;
+    const TensorDecl& root = program_.Tensor(k.flat.accesses.at(0).tensor);
+    const std::vector<int64_t>& dims = root.shape.dims;
+    std::vector<int> padded = PaddedDims(root);
     for (size_t j = after + 1; j < program_.ops.size(); ++j) {
       if (done_[j]) continue;
       auto* e = std::get_if<ElementwiseOp>(&program_.ops[j]);
       if (!e || program_.Tensor(e->output).shape.dims != dims) continue;
+      // Results are written through their own access in the kernel's space,
+      // and must hold the root's padding (it is written, as zeros).
       const TensorDecl& result = program_.Tensor(e->output);
-      if (!PlainStrides(result) && !(result.layout == root_layout)) continue;
+      if (!(result.layout == root.layout)) {
+        if (!Addressable(result, k)) continue;
+        std::vector<DimParts> parts = *LayoutParts(result);
+        bool holds_padding = true;
+        for (int d : padded) holds_padding = holds_padding && parts[d].block > 1;
+        if (!holds_padding) continue;
+      }
       bool ok = true;
       for (const auto& o : e->operands) {
         if (!o.is_tensor || local.count(o.tensor)) continue;
         const TensorDecl& t = program_.Tensor(o.tensor);
-        if (!available_.count(o.tensor) || !PlainStrides(t) || t.shape.rank() > (int)dims.size()) {
+        if (!available_.count(o.tensor) || t.shape.rank() > (int)dims.size() || !Addressable(t, k)) {
           ok = false;
           break;
         }
@@ -244,11 +306,24 @@ class Lowerer {
     return fused;
   }
 
+  // Can kernel `k` address `t` at its output points (ElementAccess)?
+  bool Addressable(const TensorDecl& t, const KernelSpec& k) const {
+    const std::vector<int64_t>& dims = program_.Tensor(k.flat.accesses.at(0).tensor).shape.dims;
+    return ElementAccess(t, dims, k.coords, k.flat.indices).has_value();
+  }
+
+  FlatAccess RequireAccess(const TensorDecl& t, const KernelSpec& k) const {
+    const std::vector<int64_t>& dims = program_.Tensor(k.flat.accesses.at(0).tensor).shape.dims;
+    std::optional<FlatAccess> a = ElementAccess(t, dims, k.coords, k.flat.indices);
+    TILEC_CHECK(a.has_value(), "kernel {} cannot address {} ({})", k.name, t.name,
+                lang::ToString(t.layout));
+    return *a;
+  }
+
   // Adds post-ops `fused` to `k`: their input accesses, their written
   // outputs, and the kernel's buffer lists. `root_outputs` are tensors the
   // kernel computes before the post-ops.
-  void AddPostOps(KernelSpec& k, const std::vector<size_t>& fused, const std::vector<int64_t>& dims,
-                  std::set<size_t> group, const std::set<std::string>& root_outputs) {
+  void AddPostOps(KernelSpec& k, const std::vector<size_t>& fused, std::set<size_t> group, const std::set<std::string>& root_outputs) {
     FlatContraction& flat = k.flat;
     for (size_t j : fused) group.insert(j);
     std::set<std::string> computed = root_outputs;
@@ -264,8 +339,7 @@ class Lowerer {
       flat.post_ops.push_back(e);
       for (const auto& o : e.operands) {
         if (!o.is_tensor || computed.count(o.tensor) || have.count(o.tensor)) continue;
-        extra_inputs.push_back(
-            BroadcastAccess(program_.Tensor(o.tensor), dims, k.coords, flat.num_indices()));
+        extra_inputs.push_back(RequireAccess(program_.Tensor(o.tensor), k));
         have.insert(o.tensor);
         AddInput(k, o.tensor);
       }
@@ -281,7 +355,7 @@ class Lowerer {
         flat.kernel_outputs.push_back(out);
         continue;
       }
-      FlatAccess access = BroadcastAccess(result, dims, k.coords, flat.num_indices());
+      FlatAccess access = RequireAccess(result, k);
       // A result laid out like the kernel's output is written through the
       // output's access (as the seed's table shows: R is stored at O's place).
       bool same_as_output = access.strides == flat.accesses[0].strides &&
@@ -310,12 +384,17 @@ class Lowerer {
       if (std::find(k.outputs.begin(), k.outputs.end(), t) == k.outputs.end()) inputs.push_back(t);
     k.inputs = std::move(inputs);
     for (const std::string& o : k.outputs) available_.insert(o);
+    if (!PostOpsKeepZero(program_, k.flat))
+      k.flat.padding = PaddingConstraints(program_.Tensor(k.flat.accesses.at(0).tensor), k.coords);
     Verify(k.flat);
     plan_.kernels.push_back(std::move(k));
   }
 
-  // An elementwise-form kernel over `dims` whose first post-op is `first`.
-  KernelSpec ElementwiseKernel(KernelKind kind, const std::vector<int64_t>& dims) {
+  // An elementwise-form kernel over the points of `out`'s buffer: one index
+  // per plain dimension, two (d/B, d%B) per blocked one, so every tensor
+  // blocked like `out` is addressed affinely and the padding is visited
+  // (and zeroed). Access 0 is `out`'s.
+  KernelSpec ElementwiseKernel(KernelKind kind, const TensorDecl& out) {
     KernelSpec k;
     k.name = NextName();
     k.kind = kind;
@@ -323,27 +402,65 @@ class Lowerer {
     flat.name = k.name;
     flat.generate_contraction = false;
     flat.num_inputs = 0;
-    for (size_t d = 0; d < dims.size(); ++d) flat.indices.push_back({fmt::format("i{}", d), dims[d]});
-    k.coords = IdentityCoords(dims.size());
+    const std::vector<int64_t>& dims = out.shape.dims;
+    std::optional<std::vector<DimParts>> parts = LayoutParts(out);
+    if (!parts)
+      TILEC_USER_ERROR("tensor '{}' has the layout {}, which splits a dimension more than once: "
+                       "elementwise operations on it are not supported yet",
+                       out.name, ToString(out.layout));
+    std::vector<int> first;  // per dim: its first flat index
+    for (size_t d = 0; d < dims.size(); ++d) {
+      first.push_back(flat.num_indices());
+      int64_t b = (*parts)[d].block;
+      if (b == 1) {
+        flat.indices.push_back({fmt::format("i{}", d), dims[d]});
+      } else {
+        flat.indices.push_back({fmt::format("i{}/{}", d, b), (dims[d] + b - 1) / b});
+        flat.indices.push_back({fmt::format("i{}%{}", d, b), b});
+      }
+    }
+    for (size_t d = 0; d < dims.size(); ++d) {
+      std::vector<int64_t> coeffs(flat.num_indices(), 0);
+      int64_t b = (*parts)[d].block;
+      coeffs[first[d]] = b;
+      if (b != 1) coeffs[first[d] + 1] = 1;
+      k.coords.coeffs.push_back(std::move(coeffs));
+      k.coords.constant.push_back(0);
+    }
+    std::optional<FlatAccess> own = ElementAccess(out, dims, k.coords, flat.indices);
+    TILEC_CHECK(own.has_value(), "kernel {} cannot address its output {}", k.name, out.name);
+    flat.accesses.push_back(std::move(*own));
     return k;
+  }
+
+  // `t` itself when kernel `k` can address it, else a row-major copy of it
+  // (a blocked input read by a kernel over another layout: nChw8c into an
+  // NHWC result).
+  std::string AddressableCopy(const std::string& t, const KernelSpec& k) {
+    const TensorDecl& decl = program_.Tensor(t);
+    if (Addressable(decl, k)) return t;
+    return CopyToLayout(decl, lang::RowMajorLayout(decl.shape.dims), "row-major");
   }
 
   void LowerElementwise(size_t i, const ElementwiseOp& e) {
     const TensorDecl& out = program_.Tensor(e.output);
-    const std::vector<int64_t>& dims = out.shape.dims;
     if (out.shape.ElementCount() == 0) {
       available_.insert(e.output);  // nothing to compute
       return;
     }
-    KernelSpec k = ElementwiseKernel(KernelKind::Elementwise, dims);
+    KernelSpec k = ElementwiseKernel(KernelKind::Elementwise, out);
     k.flat.comment = fmt::format("elementwise {}", e.output);
+    // Operands this kernel cannot address are read from copies.
+    ElementwiseOp& root = std::get<ElementwiseOp>(extended_.ops[i]);
+    for (lang::Operand& o : root.operands)
+      if (o.is_tensor && o.tensor != e.output) o.tensor = AddressableCopy(o.tensor, k);
+    k.name = NextName();  // after the copies' kernels
+    k.flat.name = k.name;
     std::vector<size_t> fused = {i};
-    for (size_t j : CollectFusable(i, dims, {e.output})) fused.push_back(j);
-    // The root's output is the kernel's access 0 (it need not be written).
-    k.flat.accesses.push_back(BroadcastAccess(out, dims, k.coords, k.flat.num_indices()));
+    for (size_t j : CollectFusable(i, k, {e.output})) fused.push_back(j);
     // Access 0 is the root's output; like every post-op result it is written
     // only if needed outside the kernel.
-    AddPostOps(k, fused, dims, {}, {});
+    AddPostOps(k, fused, {}, {});
     Finish(std::move(k));
   }
 
@@ -376,25 +493,28 @@ class Lowerer {
       }
     }
     if (flat) return LowerFlatContraction(i, c, std::move(*flat));
-    {
-      KernelSpec k;
-      k.name = NextName();
-      k.kind = KernelKind::Direct;
-      k.contraction = c;
-      k.flat.name = k.name;
-      k.flat.kernel_outputs = {c.output};
-      k.outputs = {c.output};
-      for (const auto& a : c.inputs) AddInput(k, a.tensor);
-      if (c.default_tensor) AddInput(k, *c.default_tensor);
-      k.inputs.erase(std::remove(k.inputs.begin(), k.inputs.end(), c.output), k.inputs.end());
-      available_.insert(c.output);
-      plan_.kernels.push_back(std::move(k));
-      return;
-    }
+    EmitDirect(c);
   }
 
-  void LowerFlatContraction(size_t i, const ContractionOp& c, FlatContraction flat) {
-    const TensorDecl& out = program_.Tensor(c.output);
+  // One work item per output element (gen_special.cc): contractions the
+  // flat form cannot express.
+  void EmitDirect(const ContractionOp& c) {
+    KernelSpec k;
+    k.name = NextName();
+    k.kind = KernelKind::Direct;
+    k.contraction = c;
+    k.flat.name = k.name;
+    k.flat.kernel_outputs = {c.output};
+    k.outputs = {c.output};
+    for (const auto& a : c.inputs) AddInput(k, a.tensor);
+    if (c.default_tensor) AddInput(k, *c.default_tensor);
+    k.inputs.erase(std::remove(k.inputs.begin(), k.inputs.end(), c.output), k.inputs.end());
+    available_.insert(c.output);
+    plan_.kernels.push_back(std::move(k));
+  }
+
+  // `i`: the op's index in the program, for fusion (none for copies).
+  void LowerFlatContraction(std::optional<size_t> i, const ContractionOp& c, FlatContraction flat) {
     bool fill = c.default_tensor.has_value() || !OutputDense(flat);
     if (fill) EmitFill(c);
     KernelSpec k;
@@ -406,12 +526,13 @@ class Lowerer {
     k.store_reached_only = fill;
     for (const auto& a : c.inputs) AddInput(k, a.tensor);
     std::vector<size_t> fused;
-    if (!fill) fused = CollectFusable(i, out.shape.dims, {c.output});
-    std::set<size_t> group = {i};
+    if (!fill && i) fused = CollectFusable(*i, k, {c.output});
+    std::set<size_t> group;
+    if (i) group.insert(*i);
     k.flat.kernel_outputs.clear();
     for (size_t j : fused) group.insert(j);
-    if (fill || NeededOutside(c.output, group)) k.flat.kernel_outputs.push_back(c.output);
-    AddPostOps(k, fused, out.shape.dims, {i}, {c.output});
+    if (fill || !i || NeededOutside(c.output, group)) k.flat.kernel_outputs.push_back(c.output);
+    AddPostOps(k, fused, group, {c.output});
     Finish(std::move(k));
   }
 
@@ -485,22 +606,16 @@ class Lowerer {
   // other dimensions, then dim % block (what a work item reads is then
   // contiguous; a last, partial panel is padded).
   std::string CopyForVectors(const TensorDecl& t, int dim, int64_t block) {
-    std::string key = fmt::format("{}/{}/{}", t.name, dim, block);
-    if (auto it = copies_.find(key); it != copies_.end()) return it->second;
-    TensorDecl copy = t;
-    copy.name = fmt::format("{}_vec{}", t.name, copies_.size());
-    copy.role = lang::TensorRole::Temporary;
     std::vector<std::string> order;
     for (int d = 0; d < t.shape.rank(); ++d)
       if (d != dim) order.push_back(std::to_string(d));
     order.push_back(std::to_string(dim));
+    lang::Layout l;
     if (block == 0) {
-      copy.layout = lang::ParseLayout(fmt::format("order({})", fmt::join(order, ",")), t.shape.dims);
+      l = lang::ParseLayout(fmt::format("order({})", fmt::join(order, ",")), t.shape.dims);
     } else {
       const std::vector<int64_t>& dims = t.shape.dims;
-      lang::Layout& l = copy.layout;
       l.name = fmt::format("panels(dim {} by {})", dim, block);
-      l.phys.clear();
       l.phys.push_back({dim, block, (dims[dim] + block - 1) / block, 0});
       for (int d = 0; d < t.shape.rank(); ++d)
         if (d != dim) l.phys.push_back({d, 1, dims[d], 0});
@@ -512,12 +627,26 @@ class Lowerer {
       }
       l.elements = stride;
     }
+    std::string how = block == 0 ? fmt::format("with dimension {} innermost", dim)
+                                 : fmt::format("in panels of {} along dimension {}", block, dim);
+    return CopyToLayout(t, l, how);
+  }
+
+  // A copy of `t` (a new temporary, "<t>_vec<N>") laid out as `layout`,
+  // made by the contraction copy[i0, i1, ...] = =(t[i0, i1, ...]) (Flatten
+  // handles blocked layouts on either side; a Direct kernel the rest).
+  // Copies are shared: the same layout of `t` is copied once.
+  std::string CopyToLayout(const TensorDecl& t, const lang::Layout& layout, const std::string& how) {
+    std::string key = fmt::format("{}/{}", t.name, lang::ToString(layout));
+    if (auto it = copies_.find(key); it != copies_.end()) return it->second;
+    TensorDecl copy = t;
+    copy.name = fmt::format("{}_vec{}", t.name, copies_.size());
+    copy.role = lang::TensorRole::Temporary;
+    copy.layout = layout;
     extended_.tensors[copy.name] = copy;
     plan_.new_tensors.push_back(copy);
     copies_[key] = copy.name;
 
-    // The copy is a contraction copy[i0, i1, ...] = =(t[i0, i1, ...]), so
-    // Flatten handles the packed (blocked) layout.
     ContractionOp c;
     c.output = copy.name;
     c.agg = lang::ast::AggOp::Assign;
@@ -535,34 +664,28 @@ class Lowerer {
     for (const std::string& var : c.index_vars)
       c.bounds.push_back({0, t.shape.dims[std::stoi(var.substr(1))] - 1});
     c.inputs.push_back(in);
-    KernelSpec k;
-    k.name = NextName();
-    k.kind = KernelKind::Contraction;
-    k.flat = Flatten(extended_, c);
-    k.flat.name = k.name;
-    k.flat.comment =
-        block == 0 ? fmt::format("{} = copy of {} with dimension {} innermost", copy.name, t.name, dim)
-                   : fmt::format("{} = copy of {} in panels of {} along dimension {}", copy.name,
-                                 t.name, block, dim);
-    k.coords = ContractionCoords(c, k.flat);
-    AddInput(k, t.name);
-    Finish(std::move(k));
+    std::string comment = fmt::format("{} = copy of {} {}", copy.name, t.name, how);
+    std::optional<FlatContraction> flat = TryFlatten(extended_, c);
+    if (!flat) {
+      EmitDirect(c);
+      return copy.name;
+    }
+    flat->comment = comment;
+    LowerFlatContraction(std::nullopt, c, std::move(*flat));
     return copy.name;
   }
 
   // Zeros, or the default tensor, into a contraction's output.
   void EmitFill(const ContractionOp& c) {
     const TensorDecl& out = program_.Tensor(c.output);
-    KernelSpec k = ElementwiseKernel(KernelKind::Fill, out.shape.dims);
-    k.flat.comment = c.default_tensor ? fmt::format("{} = copy of {}", c.output, *c.default_tensor)
-                                      : fmt::format("{} = 0", c.output);
+    KernelSpec k = ElementwiseKernel(KernelKind::Fill, out);
     ElementwiseOp e;
     e.output = c.output;
     e.fn = lang::ElemFn::Ident;
     e.compute_type = out.shape.dtype;
     lang::Operand o;
     if (c.default_tensor) {
-      o.tensor = *c.default_tensor;
+      o.tensor = AddressableCopy(*c.default_tensor, k);
       e.compute_type = program_.Tensor(o.tensor).shape.dtype;
     } else {
       o.is_tensor = false;
@@ -570,15 +693,16 @@ class Lowerer {
       o.scalar.is_float = lang::IsFloat(out.shape.dtype);
     }
     e.operands.push_back(o);
-    FlatContraction& flat = k.flat;
-    flat.accesses.push_back(BroadcastAccess(out, out.shape.dims, k.coords, flat.num_indices()));
+    k.name = NextName();  // after a copy's kernels
+    k.flat.name = k.name;
+    k.flat.comment = c.default_tensor ? fmt::format("{} = copy of {}", c.output, *c.default_tensor)
+                                      : fmt::format("{} = 0", c.output);
     if (c.default_tensor) {
-      flat.accesses.push_back(BroadcastAccess(program_.Tensor(*c.default_tensor), out.shape.dims,
-                                              k.coords, flat.num_indices()));
-      AddInput(k, *c.default_tensor);
+      k.flat.accesses.push_back(RequireAccess(program_.Tensor(o.tensor), k));
+      AddInput(k, o.tensor);
     }
-    flat.post_ops.push_back(e);
-    flat.kernel_outputs = {c.output};
+    k.flat.post_ops.push_back(e);
+    k.flat.kernel_outputs = {c.output};
     Finish(std::move(k));
   }
 

@@ -38,6 +38,14 @@ struct LowerOptions {
 //    contraction (broadcast to the output's dimensions);
 //  * elementwise ops not fused into a contraction form elementwise kernels
 //    by the same rule, rooted at the first of them;
+//  * a kernel's index space is its output's buffer: a dimension blocked by B
+//    (nChw8c's c) is two flat indices c/B and c%B; every tensor the kernel
+//    touches is addressed through its own layout, which must be plain or
+//    blocked alike along each dimension (else the op is not fused, or, for
+//    the root of an elementwise or fill kernel, the tensor is first copied
+//    into a row-major temporary); a fused result must hold the root's
+//    padding; FlatContraction::padding marks the padding points, where the
+//    kernel stores 0 (the padding contract, docs/architecture.md);
 //  * contractions with fractional index polynomials, or whose output access
 //    is not injective, become Direct kernels.
 KernelPlan Lower(const lang::Program& program, const LowerOptions& options = {});

@@ -85,6 +85,23 @@ std::map<std::string, lang::Tensor> Program::Download() {
   return out;
 }
 
+std::vector<std::byte> Program::ReadBuffer(const std::string& tensor) const {
+  auto it = buffers_.find(tensor);
+  if (it == buffers_.end()) TILEC_USER_ERROR("tensor '{}' has no device buffer", tensor);
+  std::vector<std::byte> bytes(it->second->size());
+  device_->Read(*it->second, bytes.data(), bytes.size());
+  return bytes;
+}
+
+void Program::WriteBuffer(const std::string& tensor, const std::vector<std::byte>& bytes) {
+  auto it = buffers_.find(tensor);
+  if (it == buffers_.end()) TILEC_USER_ERROR("tensor '{}' has no device buffer", tensor);
+  if (bytes.size() != it->second->size())
+    TILEC_USER_ERROR("{} bytes for the {}-byte buffer of '{}'", bytes.size(), it->second->size(),
+                     tensor);
+  device_->Write(*it->second, bytes.data(), bytes.size());
+}
+
 std::map<std::string, lang::Tensor> Program::Run(const std::map<std::string, lang::Tensor>& inputs,
                                                  RunStats* stats) {
   Upload(inputs);

@@ -46,6 +46,13 @@ class Program {
   RunStats Execute();
   std::map<std::string, lang::Tensor> Download();
 
+  // The raw bytes of a tensor's device buffer (input, output or temporary),
+  // padding included, in its physical layout; and overwriting them (tests
+  // poison the padding this way). UserError for a tensor without a buffer
+  // or bytes of the wrong size.
+  std::vector<std::byte> ReadBuffer(const std::string& tensor) const;
+  void WriteBuffer(const std::string& tensor, const std::vector<std::byte>& bytes);
+
   const compiler::CompiledProgram& compiled() const { return compiled_; }
   const lang::Program& bound() const { return compiled_.program; }
   hal::Device& device() const { return *device_; }

@@ -61,26 +61,35 @@ inline std::string VectorPlans(const runtime::Program& program) {
   return plans;
 }
 
-// Runs `program` on random inputs and compares each output with the
-// evaluator (relative tolerance `tol`). Reports at most 5 wrong elements per
-// output, then the target code.
-inline void CompareWithEvaluator(runtime::Program& program, const std::string& what,
-                                 double tol = 1e-4) {
-  const lang::Program& bound = program.bound();
+// Random inputs for every input of `bound` (seeds 1, 2, … in input order
+// from `seed`).
+inline std::map<std::string, lang::Tensor> RandomInputs(const lang::Program& bound,
+                                                        uint64_t seed = 1) {
   std::map<std::string, lang::Tensor> inputs;
-  uint64_t seed = 1;
   for (const std::string& name : bound.inputs) {
     lang::Tensor t(bound.Tensor(name).shape);
     lang::FillRandom(t, seed++);
     inputs.emplace(name, std::move(t));
   }
-  auto expected = lang::Evaluate(bound, inputs);
-  auto actual = program.Run(inputs);
-  ASSERT_FALSE(expected.empty()) << what;
+  return inputs;
+}
+
+// Compares each expected output with the actual one (relative tolerance
+// `tol`), reporting at most 5 wrong elements per output. False on any
+// mismatch.
+inline bool OutputsMatch(const std::map<std::string, lang::Tensor>& expected,
+                         const std::map<std::string, lang::Tensor>& actual, const std::string& what,
+                         double tol = 1e-4) {
   for (const auto& [name, want] : expected) {
-    ASSERT_TRUE(actual.count(name)) << what << ": no output " << name;
+    if (!actual.count(name)) {
+      ADD_FAILURE() << what << ": no output " << name;
+      return false;
+    }
     const lang::Tensor& got = actual.at(name);
-    ASSERT_EQ(got.shape(), want.shape()) << what;
+    if (!(got.shape() == want.shape())) {
+      ADD_FAILURE() << what << ": " << name << " has shape " << ToString(got.shape());
+      return false;
+    }
     int bad = 0;
     for (int64_t i = 0; i < want.size() && bad < 5; ++i) {
       double w = want.GetDouble(i), g = got.GetDouble(i);
@@ -89,11 +98,23 @@ inline void CompareWithEvaluator(runtime::Program& program, const std::string& w
         ADD_FAILURE() << what << ": " << name << "[" << i << "] = " << g << ", expected " << w;
       }
     }
-    if (bad) {
-      ADD_FAILURE() << "kernel code:\n" << program.TargetCode();
-      return;
-    }
+    if (bad) return false;
   }
+  return true;
+}
+
+// Runs `program` on random inputs and compares each output with the
+// evaluator (relative tolerance `tol`). Reports at most 5 wrong elements per
+// output, then the target code.
+inline void CompareWithEvaluator(runtime::Program& program, const std::string& what,
+                                 double tol = 1e-4) {
+  const lang::Program& bound = program.bound();
+  std::map<std::string, lang::Tensor> inputs = RandomInputs(bound);
+  auto expected = lang::Evaluate(bound, inputs);
+  auto actual = program.Run(inputs);
+  ASSERT_FALSE(expected.empty()) << what;
+  if (!OutputsMatch(expected, actual, what, tol))
+    ADD_FAILURE() << "kernel code:\n" << program.TargetCode();
 }
 
 // Compiles `c` for `device` with `options` (its hardware model) and compares
