@@ -25,6 +25,9 @@ import sys
 import tempfile
 import time
 
+import ctypes
+import ctypes.util
+
 import numpy as np
 import torch
 import torch.nn.functional as F
@@ -45,7 +48,8 @@ def nhwc_conv(stride=1, padding=0, dilation=1):
 
 
 def conv_prep(t):
-    t["_w"] = t["K"].permute(3, 2, 0, 1).contiguous()  # HWIO -> OIHW
+    # HWIO -> OIHW, stored OHWI (channels_last) like the NHWC data
+    t["_w"] = t["K"].permute(3, 2, 0, 1).contiguous(memory_format=torch.channels_last)
 
 
 def dw_prep(t):
@@ -76,6 +80,40 @@ def conv(name, n, hw, ci, co, k, kind="same", relu=False):
                 shapes={"D": [n, hw, hw, ci], "K": [k, k, ci, co]}, peer=peer, prep=conv_prep)
 
 
+# OpenBLAS through its C ABI (Debian's libopenblas), for the matmul cases.
+def load_openblas():
+    for name in ("libopenblas.so.0", ctypes.util.find_library("openblas")):
+        try:
+            return ctypes.CDLL(name) if name else None
+        except OSError:
+            pass
+    return None
+
+
+OPENBLAS = load_openblas()
+ROW_MAJOR, NO_TRANS = 101, 111
+
+
+def ptr(a):
+    return a.ctypes.data_as(ctypes.POINTER(ctypes.c_float))
+
+
+def openblas_sgemm(a, b):
+    (m, k), n = a.shape, b.shape[1]
+    c = np.empty((m, n), np.float32)
+    OPENBLAS.cblas_sgemm(ROW_MAJOR, NO_TRANS, NO_TRANS, m, n, k, ctypes.c_float(1), ptr(a), k,
+                         ptr(b), n, ctypes.c_float(0), ptr(c), n)
+    return c
+
+
+def openblas_sgemv(a, x):
+    m, k = a.shape
+    y = np.empty(m, np.float32)
+    OPENBLAS.cblas_sgemv(ROW_MAJOR, NO_TRANS, m, k, ctypes.c_float(1), ptr(a), k, ptr(x), 1,
+                         ctypes.c_float(0), ptr(y), 1)
+    return y
+
+
 def nhwc_pool(fn):
     return lambda t: fn(t["I"].permute(0, 3, 1, 2)).permute(0, 2, 3, 1)
 
@@ -96,15 +134,16 @@ CASES = [
          out="O", shapes={"D": [1, 112, 112, 64], "K": [3, 3, 64]}, peer=depthwise(2),
          prep=dw_prep),
     dict(name="matmul 1024^3", family="matmul", tile="matmul.tile", out="C",
-         shapes={"A": [1024, 1024], "B": [1024, 1024]}, peer=lambda t: t["A"] @ t["B"]),
+         shapes={"A": [1024, 1024], "B": [1024, 1024]}, peer=lambda t: t["A"] @ t["B"], blas="gemm"),
     dict(name="matmul 333^3", family="matmul", tile="matmul.tile", out="C",
-         shapes={"A": [333, 333], "B": [333, 333]}, peer=lambda t: t["A"] @ t["B"]),
+         shapes={"A": [333, 333], "B": [333, 333]}, peer=lambda t: t["A"] @ t["B"], blas="gemm"),
     dict(name="matmul 509^3 (prime)", family="matmul", tile="matmul.tile", out="C",
-         shapes={"A": [509, 509], "B": [509, 509]}, peer=lambda t: t["A"] @ t["B"]),
+         shapes={"A": [509, 509], "B": [509, 509]}, peer=lambda t: t["A"] @ t["B"], blas="gemm"),
     dict(name="matmul tall 16384x64x64", family="matmul", tile="matmul.tile", out="C",
-         shapes={"A": [16384, 64], "B": [64, 64]}, peer=lambda t: t["A"] @ t["B"]),
+         shapes={"A": [16384, 64], "B": [64, 64]}, peer=lambda t: t["A"] @ t["B"], blas="gemm"),
     dict(name="gemv 4096x4096", family="matmul", tile="gemv.tile", out="Y",
-         shapes={"A": [4096, 4096], "X": [4096]}, peer=lambda t: torch.mv(t["A"], t["X"])),
+         shapes={"A": [4096, 4096], "X": [4096]}, peer=lambda t: torch.mv(t["A"], t["X"]),
+         blas="gemv"),
     dict(name="batched matmul 16x128^3", family="matmul", tile="batched_matmul.tile", out="C",
          shapes={"A": [16, 128, 128], "B": [16, 128, 128]},
          peer=lambda t: torch.bmm(t["A"], t["B"])),
@@ -217,16 +256,27 @@ def time_tilec(tilec, case, runs, warmup):
     return json.loads(subprocess.run(cmd, check=True, capture_output=True, text=True).stdout)
 
 
-def time_torch(case, runs, warmup):
-    t = torch_inputs(case, make_inputs(case, 1))
+def median_ms(fn, runs, warmup):
     times = []
-    with torch.no_grad():
-        for i in range(warmup + runs):
-            start = time.perf_counter()
-            case["peer"](t)
-            if i >= warmup:
-                times.append((time.perf_counter() - start) * 1e3)
+    for i in range(warmup + runs):
+        start = time.perf_counter()
+        fn()
+        if i >= warmup:
+            times.append((time.perf_counter() - start) * 1e3)
     return statistics.median(times)
+
+
+def time_peers(case, runs, warmup):
+    """{peer name: median ms}: PyTorch, and OpenBLAS for the BLAS cases."""
+    arrays = make_inputs(case, 1)
+    t = torch_inputs(case, arrays)
+    with torch.no_grad():
+        out = {"pytorch": median_ms(lambda: case["peer"](t), runs, warmup)}
+    if OPENBLAS is not None and case.get("blas") == "gemm":
+        out["openblas"] = median_ms(lambda: openblas_sgemm(arrays["A"], arrays["B"]), runs, warmup)
+    if OPENBLAS is not None and case.get("blas") == "gemv":
+        out["openblas"] = median_ms(lambda: openblas_sgemv(arrays["A"], arrays["X"]), runs, warmup)
+    return out
 
 
 def machine(build, threads):
@@ -258,6 +308,8 @@ def main():
     args = ap.parse_args()
     tilec = args.tilec or os.path.join(args.build, "tools", "tilec")
     torch.set_num_threads(args.threads)
+    if OPENBLAS is not None:
+        OPENBLAS.openblas_set_num_threads(args.threads)
     if args.quick:
         args.runs, args.warmup = 3, 1
 
@@ -276,14 +328,15 @@ def main():
             print("%d passed, %d failed" % (len(cases) - bad, bad))
             return 1 if bad else 0
 
-        m = machine(args.build, args.threads)
+        m = machine(args.build, args.threads)  # again at the end: the best of both counts
         print("machine: FMA peak %.1f GFLOP/s (%s, %d threads), streaming %.1f GB/s (triad); "
               "load %s" % (m["fma_gflops"], m["vector"], m["threads"], m["stream_gbps"],
                            " ".join("%.1f" % x for x in os.getloadavg())))
         print("ratio = peer median / Tilec median (> 1: Tilec faster); limit = max(FLOPs / peak, "
               "bytes / bandwidth) / Tilec median; binds: F = FLOPs, B = bytes\n")
-        head = "%-32s %9s %9s %6s %7s %2s %8s %8s %7s" % (
-            "case", "tilec ms", "peer ms", "ratio", "limit", "", "GFLOP/s", "compile", "rel err")
+        head = "%-32s %9s %9s %-8s %6s %7s %2s %8s %8s %7s" % (
+            "case", "tilec ms", "peer ms", "peer", "ratio", "limit", "", "GFLOP/s", "compile",
+            "rel err")
         if args.baseline:
             head += " %9s" % "base ms"
         print(head)
@@ -296,23 +349,28 @@ def main():
                 print("%-32s MISMATCH (rel err %.3g): not timed" % (c["name"], err))
                 continue
             tj = time_tilec(tilec, c, args.runs, args.warmup)
-            peer_ms = time_torch(c, args.runs, args.warmup)
+            peers = time_peers(c, args.runs, args.warmup)
+            peer = min(peers, key=peers.get)
+            peer_ms = peers[peer]
             base_ms = (time_tilec(args.baseline, c, args.runs, args.warmup)["median_ms"]
                        if args.baseline else None)
             t_ms = tj["median_ms"]
             flop_s = tj["flops"] / (m["fma_gflops"] * 1e9)
             byte_s = tj["bytes"] / (m["stream_gbps"] * 1e9)
             limit = max(flop_s, byte_s) * 1e3 / t_ms
-            row = dict(case=c["name"], family=c["family"], tilec_ms=t_ms, peer="pytorch",
+            row = dict(case=c["name"], family=c["family"], tilec_ms=t_ms, peer=peer, peers=peers,
                        peer_ms=peer_ms, ratio=peer_ms / t_ms, limit=limit,
                        binds="F" if flop_s >= byte_s else "B", gflops=tj["gflops"],
                        compile_ms=tj["compile_ms"], rel_err=err, baseline_ms=base_ms)
             rows.append(row)
-            print("%-32s %9.3f %9.3f %6.2f %6.1f%% %2s %8.1f %6.0fms %7.1g%s" % (
-                c["name"], t_ms, peer_ms, row["ratio"], 100 * limit, row["binds"], tj["gflops"],
+            print("%-32s %9.3f %9.3f %-8s %6.2f %6.1f%% %2s %8.1f %6.0fms %7.1g%s" % (
+                c["name"], t_ms, peer_ms, peer, row["ratio"], 100 * limit, row["binds"], tj["gflops"],
                 tj["compile_ms"], err, " %9.3f" % base_ms if args.baseline else ""))
             sys.stdout.flush()
     if rows:
+        m2 = machine(args.build, args.threads)
+        print("\nmachine at the end: FMA peak %.1f GFLOP/s, streaming %.1f GB/s (the table used "
+              "the start's)" % (m2["fma_gflops"], m2["stream_gbps"]))
         compile_ms = sorted(r["compile_ms"] for r in rows)
         print("\ngeometric mean: ratio %.2f, limit %.1f%%; compile median %.0f ms, max %.0f ms; "
               "%d cases, %d mismatches" % (
