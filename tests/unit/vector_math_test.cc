@@ -19,7 +19,7 @@
 #include "hal/llvm/llvm_device.h"
 #include "hal/llvm/vector_math.h"
 #include "tests/unit/pipeline_check.h"
-#include "tests/unit/ulp.h"
+#include "tests/unit/math_reference.h"
 
 namespace tilec::hal::cpu {
 namespace {
@@ -174,25 +174,6 @@ std::vector<T> Uniform(double lo, double hi, size_t n, uint64_t seed) {
   return v;
 }
 
-template <typename T>
-T Reference(CallFn fn, T x, T y) {  // what the reference evaluator computes
-  switch (fn) {
-    case CallFn::Exp: return std::exp(x);
-    case CallFn::Log: return std::log(x);
-    case CallFn::Pow: return std::pow(x, y);
-    case CallFn::Tanh: return std::tanh(x);
-    case CallFn::Sin: return std::sin(x);
-    case CallFn::Cos: return std::cos(x);
-    case CallFn::Tan: return std::tan(x);
-    case CallFn::Sinh: return std::sinh(x);
-    case CallFn::Cosh: return std::cosh(x);
-    case CallFn::Asin: return std::asin(x);
-    case CallFn::Acos: return std::acos(x);
-    case CallFn::Atan: return std::atan(x);
-    default: return 0;
-  }
-}
-
 // Runs MathKernel on vectors of 16, 8, 4 and 2 lanes (every variant, a
 // padded tail) on the device.
 template <typename T>
@@ -224,12 +205,12 @@ void CheckExplicitVectors(DataType d) {
     int64_t worst = 0;
     size_t at = 0;
     for (size_t i = 0; i < n; ++i) {
-      int64_t e = testing::UlpDistance(got[i], Reference(a.fn, x[i], y[i]));
+      int64_t e = testing::UlpDistance(got[i], testing::CallReference(a.fn, x[i], y[i], T(0)));
       if (e > worst) worst = e, at = i;
     }
     EXPECT_LE(worst, kMaxUlp) << sem::Name(a.fn) << " " << lang::Name(d) << " at x = " << x[at]
                             << " y = " << y[at] << ": " << got[at] << " vs "
-                            << Reference(a.fn, x[at], y[at]);
+                            << testing::CallReference(a.fn, x[at], y[at], T(0));
     std::printf("%-5s %s: max %lld ulp\n", std::string(sem::Name(a.fn)).c_str(),
                 std::string(lang::Name(d)).c_str(), static_cast<long long>(worst));
   }
