@@ -185,6 +185,8 @@ CASES = [
     dict(name="gelu(x+bias) 1024x3072", family="eltwise", tile="gelu_bias.tile", out="Y",
          shapes={"X": [1024, 3072], "Bias": [3072]},
          peer=lambda t: F.gelu(t["X"] + t["Bias"], approximate="tanh")),
+    dict(name="gelu erf 1024x3072", family="eltwise", tile="gelu_erf.tile", out="Y",
+         shapes={"X": [1024, 3072]}, peer=lambda t: F.gelu(t["X"])),
     dict(name="tanh 4M", family="eltwise", tile="tanh.tile", out="Y",
          shapes={"X": [4 << 20]}, peer=lambda t: torch.tanh(t["X"])),
     dict(name="log(1+exp(x)) 8M", family="eltwise", tile="softplus.tile", out="Y",

@@ -14,7 +14,8 @@ using sem::CallFn;
 // The builtins with a libmvec variant: every one is in glibc >= 2.35.
 constexpr CallFn kLibraryFns[] = {CallFn::Exp,  CallFn::Log,  CallFn::Pow,  CallFn::Tanh,
                                   CallFn::Sin,  CallFn::Cos,  CallFn::Tan,  CallFn::Sinh,
-                                  CallFn::Cosh, CallFn::Asin, CallFn::Acos, CallFn::Atan};
+                                  CallFn::Cosh, CallFn::Asin, CallFn::Acos, CallFn::Atan,
+                                  CallFn::Erf};
 
 struct Variant {
   VectorIsa isa;

@@ -1,5 +1,6 @@
 // Vector math for the llvm:cpu backend: the float builtins that are library
-// functions (exp, log, pow, tanh, sin, cos, tan, sinh, cosh, asin, acos, atan)
+// functions (exp, log, pow, tanh, sin, cos, tan, sinh, cosh, asin, acos, atan,
+// erf)
 // computed on whole vectors by glibc's libmvec, through the x86-64 vector
 // function ABI (`_ZGV<isa>N<lanes><v per argument>_<libm name>`, e.g.
 // `_ZGVeN16v_expf`: 16 floats in a zmm register).

@@ -353,7 +353,7 @@ void CheckCalls(DataType dtype) {
   const std::vector<CallFn> fns = {CallFn::Exp,   CallFn::Log,  CallFn::Sqrt,  CallFn::Pow,
                                    CallFn::Tanh,  CallFn::Sin,  CallFn::Cos,   CallFn::Tan,
                                    CallFn::Sinh,  CallFn::Cosh, CallFn::Asin,  CallFn::Acos,
-                                   CallFn::Atan,  CallFn::Fabs, CallFn::Floor, CallFn::Ceil,
+                                   CallFn::Atan,  CallFn::Erf, CallFn::Fabs, CallFn::Floor, CallFn::Ceil,
                                    CallFn::Round, CallFn::Fma,  CallFn::Mad};
   // x in (-1, 1) for asin/acos, y > 0 for pow; -2.5 and 0.5 test round().
   const std::vector<T> xs = {T(0.25), T(0.5), T(-0.5), T(0.75)},

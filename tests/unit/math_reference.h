@@ -48,6 +48,7 @@ T CallReference(sem::CallFn fn, T x, T y, T z) {
     case CallFn::Asin: return std::asin(x);
     case CallFn::Acos: return std::acos(x);
     case CallFn::Atan: return std::atan(x);
+    case CallFn::Erf: return std::erf(x);
     case CallFn::Fabs: return std::fabs(x);
     case CallFn::Floor: return std::floor(x);
     case CallFn::Ceil: return std::ceil(x);
