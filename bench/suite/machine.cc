@@ -23,35 +23,27 @@ namespace {
 // kChains independent accumulators hide the FMA latency (4 cycles, 2 ports).
 constexpr int kChains = 12;
 
+// kChains accumulators acc = acc * x + y; inlined into each ISA's copy below.
 template <typename V>
-inline void Chains(int64_t iterations, V* acc, V x, V y) {
+__attribute__((always_inline)) inline float Chains(int64_t iterations) {
+  V acc[kChains];
+  for (int c = 0; c < kChains; ++c) acc[c] = V{} + static_cast<float>(c);
+  V x = V{} + 0.999999f, y = V{} + 1e-7f;
   for (int64_t i = 0; i < iterations; ++i)
     for (int c = 0; c < kChains; ++c) acc[c] = acc[c] * x + y;
+  float sum = 0;
+  for (int c = 0; c < kChains; ++c) sum += acc[c][0];
+  return sum;
 }
 
 using V16 = float __attribute__((vector_size(64)));
 using V8 = float __attribute__((vector_size(32)));
 
 __attribute__((target("avx512f,fma"))) float Fma512(int64_t iterations) {
-  V16 acc[kChains], x, y;
-  for (int c = 0; c < kChains; ++c) acc[c] = V16{} + static_cast<float>(c);
-  x = V16{} + 0.999999f;
-  y = V16{} + 1e-7f;
-  Chains(iterations, acc, x, y);
-  float sum = 0;
-  for (int c = 0; c < kChains; ++c) sum += acc[c][0];
-  return sum;
+  return Chains<V16>(iterations);
 }
-
 __attribute__((target("avx2,fma"))) float Fma256(int64_t iterations) {
-  V8 acc[kChains], x, y;
-  for (int c = 0; c < kChains; ++c) acc[c] = V8{} + static_cast<float>(c);
-  x = V8{} + 0.999999f;
-  y = V8{} + 1e-7f;
-  Chains(iterations, acc, x, y);
-  float sum = 0;
-  for (int c = 0; c < kChains; ++c) sum += acc[c][0];
-  return sum;
+  return Chains<V8>(iterations);
 }
 
 double Seconds(const std::function<void()>& f) {
