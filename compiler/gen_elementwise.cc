@@ -208,6 +208,7 @@ Expr GenerateElementwise(const lang::ElementwiseOp& op, std::vector<Expr> operan
     case ElemFn::Asin: r = FloatCall(sem::CallFn::Asin, {arg(0)}); break;
     case ElemFn::Acos: r = FloatCall(sem::CallFn::Acos, {arg(0)}); break;
     case ElemFn::Atan: r = FloatCall(sem::CallFn::Atan, {arg(0)}); break;
+    case ElemFn::Erf: r = FloatCall(sem::CallFn::Erf, {arg(0)}); break;
     case ElemFn::Floor:
       r = lang::IsFloat(ct) ? FloatCall(sem::CallFn::Floor, {arg(0)}) : arg(0);
       break;

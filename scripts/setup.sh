@@ -14,6 +14,8 @@ PACKAGES=(
   llvm-19-dev
   # tests compare against NumPy (Debian's numpy is for /usr/bin/python3)
   python3-numpy
+  # bench/suite's smoke test and the PyTorch client compare with PyTorch
+  python3-torch
 )
 if [[ "${TILEC_BENCH_DEPS:-0}" == 1 ]]; then
   PACKAGES+=(libdnnl-dev libopenblas-dev)

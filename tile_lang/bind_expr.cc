@@ -42,7 +42,7 @@ Category CategoryOf(ElemFn fn) {
     case ElemFn::Exp: case ElemFn::Log: case ElemFn::Sqrt: case ElemFn::Pow: case ElemFn::Tanh:
     case ElemFn::Sin: case ElemFn::Cos: case ElemFn::Tan: case ElemFn::Sinh: case ElemFn::Cosh:
     case ElemFn::Asin: case ElemFn::Acos: case ElemFn::Atan: case ElemFn::Floor:
-    case ElemFn::Ceil: case ElemFn::Round: case ElemFn::Sigmoid:
+    case ElemFn::Ceil: case ElemFn::Round: case ElemFn::Sigmoid: case ElemFn::Erf:
       return Category::Math;
     case ElemFn::Cast: case ElemFn::Index:
       return Category::Other;
@@ -177,6 +177,7 @@ struct Folder {
       case ElemFn::Asin: return math(std::asin);
       case ElemFn::Acos: return math(std::acos);
       case ElemFn::Atan: return math(std::atan);
+      case ElemFn::Erf: return math(std::erf);
       case ElemFn::Floor: return math(std::floor);
       case ElemFn::Ceil: return math(std::ceil);
       case ElemFn::Round: return math(std::round);

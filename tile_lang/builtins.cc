@@ -24,7 +24,7 @@ const std::map<std::string_view, ElemFn>& MathFunctions() {
       {"cosh", ElemFn::Cosh},   {"asin", ElemFn::Asin},   {"acos", ElemFn::Acos},
       {"atan", ElemFn::Atan},   {"abs", ElemFn::Abs},     {"floor", ElemFn::Floor},
       {"ceil", ElemFn::Ceil},   {"round", ElemFn::Round}, {"min", ElemFn::Min},
-      {"max", ElemFn::Max},     {"sigmoid", ElemFn::Sigmoid},
+      {"max", ElemFn::Max},     {"sigmoid", ElemFn::Sigmoid}, {"erf", ElemFn::Erf},
   };
   return kFns;
 }

@@ -46,6 +46,7 @@ F Math(ElemFn fn, F a, F b) {
     case ElemFn::Asin: return std::asin(a);
     case ElemFn::Acos: return std::acos(a);
     case ElemFn::Atan: return std::atan(a);
+    case ElemFn::Erf: return std::erf(a);
     case ElemFn::Sigmoid: return F(1) / (F(1) + std::exp(-a));
     default: TILEC_UNREACHABLE("{} is not a math function", Name(fn));
   }

@@ -128,7 +128,7 @@ struct Operand {
   X(Tanh, "tanh", 1) X(Sin, "sin", 1) X(Cos, "cos", 1) X(Tan, "tan", 1)                  \
   X(Sinh, "sinh", 1) X(Cosh, "cosh", 1) X(Asin, "asin", 1) X(Acos, "acos", 1)            \
   X(Atan, "atan", 1) X(Abs, "abs", 1) X(Floor, "floor", 1) X(Ceil, "ceil", 1)            \
-  X(Round, "round", 1) X(Min, "min", 2) X(Max, "max", 2) X(Sigmoid, "sigmoid", 1)        \
+  X(Round, "round", 1) X(Min, "min", 2) X(Max, "max", 2) X(Sigmoid, "sigmoid", 1) X(Erf, "erf", 1)        \
   X(Cast, "cast", 1)   /* as_float/as_int/as_uint/as_bool: to the output dtype */        \
   X(Index, "index", 1) /* coordinate `axis` of the output; operand only gives the shape */
 

@@ -180,6 +180,7 @@ std::string_view Spelling(UnaryOp op);  // "-", "~", "!"
   X(Asin, "asin", 1)          \
   X(Acos, "acos", 1)          \
   X(Atan, "atan", 1)          \
+  X(Erf, "erf", 1)            \
   X(Fabs, "fabs", 1)          \
   X(Floor, "floor", 1)        \
   X(Ceil, "ceil", 1)          \

@@ -28,7 +28,7 @@ std::unique_ptr<llvm::Module> EmitLLVM(const sem::Module& module, llvm::LLVMCont
     } else if (f.work_group_size) {
       local = *f.work_group_size;
     }
-    FunctionLowering(*m, f, local).Emit();
+    FunctionLowering(*m, f, local, options.vector_isa).Emit();
   }
   std::string problems;
   llvm::raw_string_ostream os(problems);

@@ -34,8 +34,10 @@
 // scalar && or || whose right side may trap (a load, a division) is lazy
 // too, like C. Math calls use LLVM intrinsics where they exist (exp, log,
 // sqrt, pow, sin, cos, fabs, floor, ceil, round, fma, fmuladd for mad) and
-// libm otherwise (tanh, tan, sinh, cosh, asin, acos, atan), lane by lane for
-// vectors, in float for half.
+// libm otherwise (tanh, tan, sinh, cosh, asin, acos, atan); the library ones
+// (vector_math.h) on a vector call libmvec's vector variants (split into the
+// widest ones EmitOptions::vector_isa allows, a short tail padded), or libm
+// lane by lane when vector_isa is None; half computes in float.
 //
 // Pre: the module passes sem::Verify (checked: InternalError). The result
 // passes llvm::verifyModule (checked: InternalError).
@@ -48,6 +50,7 @@
 #include <string>
 
 #include "compiler/sem/ir.h"
+#include "hal/llvm/vector_math.h"
 
 namespace llvm {
 class LLVMContext;
@@ -63,6 +66,9 @@ struct EmitOptions {
   // Set on the module when not empty (the JIT's host target).
   std::string target_triple;
   std::string data_layout;
+  // Which libmvec variants math builtins on vectors may call (the host's
+  // when the library loaded, Jit::vector_isa); None: libm lane by lane.
+  VectorIsa vector_isa = VectorIsa::None;
 };
 
 // The entry point of kernel `kernel`: "<kernel>_groups".

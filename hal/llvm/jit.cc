@@ -2,6 +2,7 @@
 #include "hal/llvm/jit.h"
 
 #include <fmt/format.h>
+#include <llvm/Analysis/TargetLibraryInfo.h>
 #include <llvm/ExecutionEngine/Orc/ExecutionUtils.h>
 #include <llvm/ExecutionEngine/Orc/JITTargetMachineBuilder.h>
 #include <llvm/ExecutionEngine/Orc/LLJIT.h>
@@ -9,6 +10,7 @@
 #include <llvm/IR/LLVMContext.h>
 #include <llvm/IR/Module.h>
 #include <llvm/Passes/PassBuilder.h>
+#include <llvm/Support/DynamicLibrary.h>
 #include <llvm/Support/TargetSelect.h>
 #include <llvm/Target/TargetMachine.h>
 #include <llvm/TargetParser/Host.h>
@@ -16,6 +18,7 @@
 #include <mutex>
 #include <utility>
 
+#include "hal/llvm/cpu_info.h"
 #include "support/error.h"
 
 namespace tilec::hal::cpu {
@@ -47,6 +50,11 @@ struct Jit::Impl {
   std::unique_ptr<llvm::TargetMachine> machine;  // for the optimizer's cost models
   std::string triple, data_layout, cpu;
   int next_dylib = 0;
+  // libmvec (vector_math.h), when the process could load it.
+  llvm::sys::DynamicLibrary vector_library;
+  VectorIsa vector_isa = VectorIsa::None;
+  std::vector<VectorMapping> mappings;  // owns the names `vector_functions` points to
+  std::vector<llvm::VecDesc> vector_functions;
   // Errors the JIT reports outside a lookup's result (e.g. which symbols were
   // missing): kept for the next DeviceError's log instead of printed.
   std::mutex log_mutex;
@@ -73,6 +81,18 @@ Jit::Jit() : impl_(std::make_unique<Impl>()) {
     impl->log += Message(std::move(e)) + "\n";
   });
   impl_->triple = impl_->jit->getTargetTriple().str();
+  std::string error;
+  impl_->vector_library =
+      llvm::sys::DynamicLibrary::getPermanentLibrary(VectorLibraryName(), &error);
+  if (impl_->vector_library.isValid()) {
+    impl_->vector_isa = VectorIsaOf(HostCpu());
+    impl_->mappings = VectorMappings(impl_->vector_isa);
+    for (const VectorMapping& m : impl_->mappings)
+      impl_->vector_functions.emplace_back(m.scalar, m.vector,
+                                           llvm::ElementCount::getFixed(
+                                               static_cast<unsigned>(m.lanes)),
+                                           false, m.abi_prefix);
+  }
   impl_->data_layout = impl_->jit->getDataLayout().getStringRepresentation();
 }
 
@@ -81,6 +101,7 @@ Jit::~Jit() = default;
 const std::string& Jit::target_triple() const { return impl_->triple; }
 const std::string& Jit::data_layout() const { return impl_->data_layout; }
 const std::string& Jit::cpu_name() const { return impl_->cpu; }
+VectorIsa Jit::vector_isa() const { return impl_->vector_isa; }
 
 void Jit::Optimize(llvm::Module& module) {
   module.setTargetTriple(impl_->triple);
@@ -93,6 +114,10 @@ void Jit::Optimize(llvm::Module& module) {
   tuning.LoopVectorization = true;
   tuning.SLPVectorization = true;
   llvm::PassBuilder passes(impl_->machine.get(), tuning);
+  // The loop vectorizer may widen libm calls to libmvec's variants.
+  llvm::TargetLibraryInfoImpl library_info(llvm::Triple(impl_->triple));
+  library_info.addVectorizableFunctions(impl_->vector_functions);
+  fam.registerPass([&] { return llvm::TargetLibraryAnalysis(library_info); });
   passes.registerModuleAnalyses(mam);
   passes.registerCGSCCAnalyses(cgam);
   passes.registerFunctionAnalyses(fam);
@@ -120,6 +145,9 @@ std::vector<void*> Jit::Compile(std::unique_ptr<llvm::LLVMContext> context,
   dylib.addGenerator(Take(llvm::orc::DynamicLibrarySearchGenerator::GetForCurrentProcess(
                               jit.getDataLayout().getGlobalPrefix()),
                           "opening the process's symbols"));
+  if (impl_->vector_library.isValid())
+    dylib.addGenerator(std::make_unique<llvm::orc::DynamicLibrarySearchGenerator>(
+        impl_->vector_library, jit.getDataLayout().getGlobalPrefix()));
   if (llvm::Error e = jit.addIRModule(
           dylib, llvm::orc::ThreadSafeModule(std::move(module),
                                              llvm::orc::ThreadSafeContext(std::move(context)))))

@@ -1,6 +1,8 @@
 // The host JIT of the llvm:cpu backend: an ORC LLJIT for the host CPU (its
 // name and features, e.g. AVX-512), the O3 pipeline of the new pass manager,
-// and libm / libgcc symbols resolved from the running process.
+// libm / libgcc symbols resolved from the running process, and glibc's
+// libmvec (vector_math.h) loaded when present: its variants resolve, and the
+// loop vectorizer knows them.
 //
 // Each compiled module gets a JITDylib of its own, so kernels of different
 // programs may share names; compiled code lives as long as the Jit.
@@ -10,6 +12,8 @@
 #include <memory>
 #include <string>
 #include <vector>
+
+#include "hal/llvm/vector_math.h"
 
 namespace llvm {
 class LLVMContext;
@@ -29,6 +33,8 @@ class Jit {
   const std::string& target_triple() const;
   const std::string& data_layout() const;
   const std::string& cpu_name() const;  // LLVM's name of the host CPU ("znver4")
+  // The libmvec variants kernels may call: the host's, None without libmvec.
+  VectorIsa vector_isa() const;
 
   // Runs the O3 pipeline on `module` (its triple and data layout set to the host's).
   void Optimize(llvm::Module& module);

@@ -114,6 +114,7 @@ struct LlvmDevice::Impl {
     EmitOptions o;
     o.target_triple = jit.target_triple();
     o.data_layout = jit.data_layout();
+    o.vector_isa = jit.vector_isa();
     return o;
   }
 };

@@ -3,6 +3,9 @@
 #include <llvm/ADT/APFloat.h>
 #include <llvm/IR/Intrinsics.h>
 
+#include <algorithm>
+#include <map>
+
 #include "hal/llvm/lower_function.h"
 #include "support/error.h"
 
@@ -359,66 +362,121 @@ llvm::Value* FunctionLowering::CastValue(llvm::Value* v, const Type& from, const
 llvm::Value* FunctionLowering::CallValue(const Call& n) {
   std::vector<llvm::Value*> args;
   for (const Expr& a : n.args) args.push_back(E(a));
+  if (!LibmName(n.fn).empty()) return MathCall(n.fn, n.type, std::move(args));
   llvm::Type* ty = ValueTy(n.type);
   auto intrinsic = [&](llvm::Intrinsic::ID id) -> llvm::Value* {
     return b_.CreateIntrinsic(id, {ty}, args);
   };
   switch (n.fn) {
-    case CallFn::Exp: return intrinsic(llvm::Intrinsic::exp);
-    case CallFn::Log: return intrinsic(llvm::Intrinsic::log);
     case CallFn::Sqrt: return intrinsic(llvm::Intrinsic::sqrt);
-    case CallFn::Pow: return intrinsic(llvm::Intrinsic::pow);
-    case CallFn::Sin: return intrinsic(llvm::Intrinsic::sin);
-    case CallFn::Cos: return intrinsic(llvm::Intrinsic::cos);
     case CallFn::Fabs: return intrinsic(llvm::Intrinsic::fabs);
     case CallFn::Floor: return intrinsic(llvm::Intrinsic::floor);
     case CallFn::Ceil: return intrinsic(llvm::Intrinsic::ceil);
     case CallFn::Round: return intrinsic(llvm::Intrinsic::round);  // C round: half away from zero
     case CallFn::Fma: return intrinsic(llvm::Intrinsic::fma);
     case CallFn::Mad: return intrinsic(llvm::Intrinsic::fmuladd);
-    case CallFn::Tanh:
-    case CallFn::Tan:
-    case CallFn::Sinh:
-    case CallFn::Cosh:
-    case CallFn::Asin:
-    case CallFn::Acos:
-    case CallFn::Atan: return LibmCall(std::string(Name(n.fn)), n.type, args);
+    default: break;
   }
-  TILEC_UNREACHABLE("call fn");
+  TILEC_UNREACHABLE("call fn {}", Name(n.fn));
 }
 
-// libm's `name` (float: `namef`; half computes in float), lane by lane.
-llvm::Value* FunctionLowering::LibmCall(const std::string& name, const Type& t,
-                                        const std::vector<llvm::Value*>& args) {
+// A library builtin: in float (half too) or double; a vector through
+// libmvec's variants when there are some, else lane by lane.
+llvm::Value* FunctionLowering::MathCall(CallFn fn, const Type& t, std::vector<llvm::Value*> args) {
   bool is_double = t.dtype == DataType::F64;
-  llvm::Type* lane_ty = ScalarTy(t.dtype, false);
-  llvm::Type* call_ty = is_double ? b_.getDoubleTy() : b_.getFloatTy();
-  std::vector<llvm::Type*> params(args.size(), call_ty);
-  std::string symbol = is_double ? name : name + "f";
+  llvm::Type* lane_ty = is_double ? b_.getDoubleTy() : b_.getFloatTy();
+  for (llvm::Value*& a : args) a = b_.CreateFPCast(a, WithLanes(lane_ty, t.width));
+  std::vector<VectorFunction> variants =
+      VectorFunctions(fn, is_double ? DataType::F64 : DataType::F32, vector_isa_);
+  llvm::Value* out = nullptr;
+  if (t.width == 1) {
+    out = ScalarMathCall(fn, lane_ty, args);
+  } else if (!variants.empty()) {
+    out = VectorMathCall(variants, t.width, args);
+  } else {
+    out = llvm::PoisonValue::get(WithLanes(lane_ty, t.width));
+    for (int lane = 0; lane < t.width; ++lane) {
+      std::vector<llvm::Value*> lane_args;
+      for (llvm::Value* a : args)
+        lane_args.push_back(b_.CreateExtractElement(a, static_cast<uint64_t>(lane)));
+      out = b_.CreateInsertElement(out, ScalarMathCall(fn, lane_ty, lane_args),
+                                   static_cast<uint64_t>(lane));
+    }
+  }
+  return b_.CreateFPCast(out, ValueTy(t));
+}
+
+// One lane: LLVM's intrinsic where there is one (exp, log, pow, sin, cos),
+// else libm's function (`name`, `namef` for float).
+llvm::Value* FunctionLowering::ScalarMathCall(CallFn fn, llvm::Type* ty,
+                                              const std::vector<llvm::Value*>& args) {
+  if (HasMathIntrinsic(fn)) {
+    static const std::map<CallFn, llvm::Intrinsic::ID> kIntrinsics = {
+        {CallFn::Exp, llvm::Intrinsic::exp},
+        {CallFn::Log, llvm::Intrinsic::log},
+        {CallFn::Pow, llvm::Intrinsic::pow},
+        {CallFn::Sin, llvm::Intrinsic::sin},
+        {CallFn::Cos, llvm::Intrinsic::cos}};
+    return b_.CreateIntrinsic(kIntrinsics.at(fn), {ty}, args);
+  }
+  std::string symbol(LibmName(fn));
+  if (ty->isFloatTy()) symbol += "f";
   llvm::Function* existing = module_.getFunction(symbol);
   TILEC_CHECK(!existing || existing->isDeclaration(), "llvm: function '{}' hides libm's", symbol);
-  llvm::FunctionCallee fn =
-      module_.getOrInsertFunction(symbol, llvm::FunctionType::get(call_ty, params, false));
-  if (auto* decl = llvm::dyn_cast<llvm::Function>(fn.getCallee())) {
-    // As with -fno-math-errno: pure, so LLVM may hoist and drop calls.
+  llvm::FunctionCallee callee = module_.getOrInsertFunction(
+      symbol, llvm::FunctionType::get(ty, std::vector<llvm::Type*>(args.size(), ty), false));
+  if (auto* decl = llvm::dyn_cast<llvm::Function>(callee.getCallee())) {
+    // As with -fno-math-errno: pure, so LLVM may hoist, drop and vectorize calls.
     decl->setDoesNotThrow();
     decl->setDoesNotAccessMemory();
     decl->setWillReturn();
   }
-  auto one_lane = [&](const std::vector<llvm::Value*>& lane_args) {
-    std::vector<llvm::Value*> call_args;
-    for (llvm::Value* a : lane_args) call_args.push_back(b_.CreateFPCast(a, call_ty));
-    llvm::CallInst* call = b_.CreateCall(fn, call_args);
+  llvm::CallInst* call = b_.CreateCall(callee, args);
+  call->setDoesNotAccessMemory();
+  return call;
+}
+
+// `width` lanes through `variants` (widest first): each chunk takes the
+// widest variant that fits what is left; a tail narrower than every variant
+// is padded (its extra lanes are poison and dropped).
+llvm::Value* FunctionLowering::VectorMathCall(const std::vector<VectorFunction>& variants,
+                                              int width, const std::vector<llvm::Value*>& args) {
+  llvm::Type* lane_ty = llvm::cast<llvm::VectorType>(args[0]->getType())->getElementType();
+  llvm::Value* out = llvm::PoisonValue::get(WithLanes(lane_ty, width));
+  for (int first = 0; first < width;) {
+    const VectorFunction* fn = &variants.back();
+    for (const VectorFunction& v : variants) {
+      if (v.lanes <= width - first) {
+        fn = &v;
+        break;
+      }
+    }
+    int used = std::min(fn->lanes, width - first);
+    auto* chunk_ty = llvm::FixedVectorType::get(lane_ty, static_cast<unsigned>(fn->lanes));
+    std::vector<int> take(static_cast<size_t>(fn->lanes), -1);  // -1: poison
+    for (int i = 0; i < used; ++i) take[static_cast<size_t>(i)] = first + i;
+    std::vector<llvm::Value*> chunk_args;
+    for (llvm::Value* a : args) chunk_args.push_back(b_.CreateShuffleVector(a, take));
+    llvm::FunctionCallee callee = module_.getOrInsertFunction(
+        fn->symbol,
+        llvm::FunctionType::get(chunk_ty, std::vector<llvm::Type*>(args.size(), chunk_ty), false));
+    if (auto* decl = llvm::dyn_cast<llvm::Function>(callee.getCallee())) {
+      decl->setDoesNotThrow();
+      decl->setDoesNotAccessMemory();
+      decl->setWillReturn();
+    }
+    llvm::CallInst* call = b_.CreateCall(callee, chunk_args);
     call->setDoesNotAccessMemory();
-    return b_.CreateFPCast(call, lane_ty);
-  };
-  if (t.width == 1) return one_lane(args);
-  llvm::Value* out = llvm::PoisonValue::get(ValueTy(t));
-  for (int lane = 0; lane < t.width; ++lane) {
-    std::vector<llvm::Value*> lane_args;
-    for (llvm::Value* a : args)
-      lane_args.push_back(b_.CreateExtractElement(a, static_cast<uint64_t>(lane)));
-    out = b_.CreateInsertElement(out, one_lane(lane_args), static_cast<uint64_t>(lane));
+    if (used == width && fn->lanes == width) return call;
+    // Widen the chunk to `width` lanes, then blend its lanes into `out`.
+    std::vector<int> widen(static_cast<size_t>(width), -1), blend(static_cast<size_t>(width));
+    for (int i = 0; i < width; ++i) {
+      bool mine = i >= first && i < first + used;
+      if (mine) widen[static_cast<size_t>(i)] = i - first;
+      blend[static_cast<size_t>(i)] = mine ? width + i : i;
+    }
+    out = b_.CreateShuffleVector(out, b_.CreateShuffleVector(call, widen), blend);
+    first += used;
   }
   return out;
 }

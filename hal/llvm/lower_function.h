@@ -16,6 +16,7 @@
 #include <vector>
 
 #include "compiler/sem/ir.h"
+#include "hal/llvm/vector_math.h"
 
 namespace tilec::hal::cpu {
 
@@ -26,8 +27,10 @@ inline llvm::Type* WithLanes(llvm::Type* t, int width) {
 
 class FunctionLowering {
  public:
-  // `local` is the work-group size of a kernel (ignored for helpers).
-  FunctionLowering(llvm::Module& module, const sem::Function& f, std::array<int64_t, 3> local);
+  // `local` is the work-group size of a kernel (ignored for helpers); math
+  // builtins on vectors call the libmvec variants `vector_isa` runs.
+  FunctionLowering(llvm::Module& module, const sem::Function& f, std::array<int64_t, 3> local,
+                   VectorIsa vector_isa);
 
   // Emits @name (and @name_groups for a kernel) into the module.
   void Emit();
@@ -64,8 +67,12 @@ class FunctionLowering {
   llvm::Value* CondValue(const sem::Cond& n);
   llvm::Value* CastValue(llvm::Value* v, const sem::Type& from, const sem::Type& to);
   llvm::Value* CallValue(const sem::Call& n);
-  llvm::Value* LibmCall(const std::string& name, const sem::Type& t,
-                        const std::vector<llvm::Value*>& args);
+  // A library builtin (vector_math.h: exp, tanh, …), in float for half.
+  llvm::Value* MathCall(sem::CallFn fn, const sem::Type& t, std::vector<llvm::Value*> args);
+  llvm::Value* ScalarMathCall(sem::CallFn fn, llvm::Type* ty,
+                              const std::vector<llvm::Value*>& args);
+  llvm::Value* VectorMathCall(const std::vector<VectorFunction>& variants, int width,
+                              const std::vector<llvm::Value*>& args);
   llvm::Value* ThreadIndexValue(const sem::ThreadIndex& n);
   llvm::Value* ToI64(llvm::Value* v, const sem::Type& t);  // a subscript, sign per type
 
@@ -110,6 +117,7 @@ class FunctionLowering {
   llvm::BasicBlock* alloca_block_ = nullptr;
 
   std::array<int64_t, 3> local_;
+  VectorIsa vector_isa_;
   int64_t group_size_ = 1;
   bool barrier_form_ = false;
 

@@ -22,8 +22,13 @@ const std::vector<Stmt>& StmtsOf(const Stmt& s) {
 }  // namespace
 
 FunctionLowering::FunctionLowering(llvm::Module& module, const Function& f,
-                                   std::array<int64_t, 3> local)
-    : ctx_(module.getContext()), module_(module), f_(f), b_(module.getContext()), local_(local) {
+                                   std::array<int64_t, 3> local, VectorIsa vector_isa)
+    : ctx_(module.getContext()),
+      module_(module),
+      f_(f),
+      b_(module.getContext()),
+      local_(local),
+      vector_isa_(vector_isa) {
   for (int64_t n : local_) {
     TILEC_CHECK(n >= 1, "llvm: kernel '{}' has work-group size {}", f_.name, n);
     group_size_ *= n;

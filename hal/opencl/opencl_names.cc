@@ -37,7 +37,7 @@ bool IsReservedInOpenCL(std::string_view name) {
       "image1d_buffer_t", "sampler_t", "event_t", "quad", "complex", "imaginary", "_Bool",
       "uniform", "pipe", "min", "max", "fmin", "fmax", "clamp", "select", "mad", "fma",
       "barrier", "mem_fence", "exp", "log", "sqrt", "pow", "tanh", "sin", "cos", "tan", "sinh",
-      "cosh", "asin", "acos", "atan", "fabs", "floor", "ceil", "round", "NAN", "INFINITY",
+      "cosh", "asin", "acos", "atan", "erf", "fabs", "floor", "ceil", "round", "NAN", "INFINITY",
       "MAXFLOAT", "HUGE_VALF", "HUGE_VAL", "CHAR_BIT", "CHAR_MAX", "CHAR_MIN", "INT_MAX",
       "INT_MIN", "LONG_MAX", "LONG_MIN", "SCHAR_MAX", "SCHAR_MIN", "SHRT_MAX", "SHRT_MIN",
       "UCHAR_MAX", "UINT_MAX", "ULONG_MAX", "USHRT_MAX", "FP_FAST_FMA", "FP_FAST_FMAF",

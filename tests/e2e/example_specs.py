@@ -15,6 +15,7 @@ Tolerances: `Spec.tol` overrides the default (rtol, atol) per output dtype.
 from __future__ import annotations
 
 import dataclasses
+import math
 from typing import Callable
 
 import numpy as np
@@ -663,7 +664,7 @@ def _(rng):
         "E": np.exp(xd), "L": np.log(pd), "Sq": np.sqrt(pd), "Pw": np.power(pd, xd),
         "Th": np.tanh(xd), "Sn": np.sin(xd), "Cs": np.cos(xd), "Tn": np.tan(xd),
         "Sh": np.sinh(xd), "Ch": np.cosh(xd), "As": np.arcsin(xd), "Ac": np.arccos(xd),
-        "At": np.arctan(xd),
+        "At": np.arctan(xd), "Ef": np.vectorize(math.erf)(xd),
     }
     return {"X": x, "P": p}, {k: as32(v) for k, v in outs.items()}
 

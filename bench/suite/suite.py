@@ -1,0 +1,402 @@
+#!/usr/bin/python3
+"""bench/suite: Tilec against its peers and the machine's limits (bench/README.md).
+
+For every case (a Tile program in this folder + shapes) it prints Tilec's
+median time (`tilec bench --json`, default device), the best peer's median
+measured in the same run (PyTorch on --threads threads: its CPU kernels are
+oneDNN's for convolutions and pooling and OpenBLAS's for matmuls), the
+fraction of the machine's limit Tilec reaches (the larger of FLOPs / FMA peak
+and bytes / streaming bandwidth, both measured at start by bench_machine, over
+Tilec's median), Tilec's compile time, and the geometric means at the end.
+Before timing, each case runs once on the same inputs on both sides and the
+outputs are compared (normwise relative error; above 1e-3 it is a MISMATCH
+and the exit code is 1).
+
+Run with /usr/bin/python3 (numpy and torch). Not part of ctest except
+`--smoke` (correctness only, two tiny cases).
+"""
+import argparse
+import json
+import math
+import os
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+
+import ctypes
+import ctypes.util
+
+import numpy as np
+import torch
+import torch.nn.functional as F
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+
+
+# --- Cases -------------------------------------------------------------------
+# name, family, Tile file, output name, input shapes (f32), peer (a function of
+# the torch inputs, returning the output in Tilec's layout), input fix-ups.
+
+def nhwc_conv(stride=1, padding=0, dilation=1):
+    def run(t):
+        x = t["D"].permute(0, 3, 1, 2)  # a channels_last view
+        return F.conv2d(x, t["_w"], stride=stride, padding=padding,
+                        dilation=dilation).permute(0, 2, 3, 1)
+    return run
+
+
+def conv_prep(t):
+    # HWIO -> OIHW, stored OHWI (channels_last) like the NHWC data
+    t["_w"] = t["K"].permute(3, 2, 0, 1).contiguous(memory_format=torch.channels_last)
+
+
+def dw_prep(t):
+    t["_w"] = t["K"].permute(2, 0, 1).unsqueeze(1).contiguous()  # [C, 1, 3, 3]
+
+
+def depthwise(stride):
+    def run(t):
+        x = t["D"].permute(0, 3, 1, 2)
+        return F.conv2d(x, t["_w"], stride=stride, padding=1,
+                        groups=x.shape[1]).permute(0, 2, 3, 1)
+    return run
+
+
+def conv(name, n, hw, ci, co, k, kind="same", relu=False):
+    if kind == "same":
+        tile = "conv_same_relu.tile" if relu else "conv_same.tile"
+        peer = nhwc_conv(padding=(k - 1) // 2)
+        if relu:
+            inner = peer
+            peer = lambda t: torch.relu(inner(t))  # noqa: E731
+    elif kind == "stride2":
+        tile, peer = "conv_stride2.tile", nhwc_conv(stride=2, padding=(k - 1) // 2)
+    else:
+        tile, peer = "conv_dilation2.tile", nhwc_conv(dilation=2)
+    out = "R" if relu else "O"
+    return dict(name=name, family="conv", tile=tile, out=out,
+                shapes={"D": [n, hw, hw, ci], "K": [k, k, ci, co]}, peer=peer, prep=conv_prep)
+
+
+# OpenBLAS through its C ABI (Debian's libopenblas), for the matmul cases.
+def load_openblas():
+    for name in ("libopenblas.so.0", ctypes.util.find_library("openblas")):
+        try:
+            return ctypes.CDLL(name) if name else None
+        except OSError:
+            pass
+    return None
+
+
+OPENBLAS = load_openblas()
+ROW_MAJOR, NO_TRANS = 101, 111
+
+
+def ptr(a):
+    return a.ctypes.data_as(ctypes.POINTER(ctypes.c_float))
+
+
+def openblas_sgemm(a, b):
+    (m, k), n = a.shape, b.shape[1]
+    c = np.empty((m, n), np.float32)
+    OPENBLAS.cblas_sgemm(ROW_MAJOR, NO_TRANS, NO_TRANS, m, n, k, ctypes.c_float(1), ptr(a), k,
+                         ptr(b), n, ctypes.c_float(0), ptr(c), n)
+    return c
+
+
+def openblas_sgemv(a, x):
+    m, k = a.shape
+    y = np.empty(m, np.float32)
+    OPENBLAS.cblas_sgemv(ROW_MAJOR, NO_TRANS, m, k, ctypes.c_float(1), ptr(a), k, ptr(x), 1,
+                         ctypes.c_float(0), ptr(y), 1)
+    return y
+
+
+def nhwc_pool(fn):
+    return lambda t: fn(t["I"].permute(0, 3, 1, 2)).permute(0, 2, 3, 1)
+
+
+CASES = [
+    conv("conv3x3 n1 56x56 64>64", 1, 56, 64, 64, 3),
+    conv("conv3x3+relu n8 56x56 64>64", 8, 56, 64, 64, 3, relu=True),
+    conv("conv1x1 n1 56x56 64>256", 1, 56, 64, 256, 1),
+    conv("conv5x5 n1 28x28 32>64", 1, 28, 32, 64, 5),
+    conv("conv7x7/2 n1 224x224 3>64", 1, 224, 3, 64, 7, kind="stride2"),
+    conv("conv3x3/2 n1 56x56 64>128", 1, 56, 64, 128, 3, kind="stride2"),
+    conv("conv3x3 dil2 n1 56x56 64>64", 1, 56, 64, 64, 3, kind="dilation2"),
+    conv("conv3x3 n1 14x14 256>256", 1, 14, 256, 256, 3),
+    conv("conv3x3 n8 14x14 256>256", 8, 14, 256, 256, 3),
+    dict(name="depthwise3x3 n1 112x112 c32", family="depthwise", tile="depthwise.tile", out="O",
+         shapes={"D": [1, 112, 112, 32], "K": [3, 3, 32]}, peer=depthwise(1), prep=dw_prep),
+    dict(name="depthwise3x3/2 n1 112x112 c64", family="depthwise", tile="depthwise_stride2.tile",
+         out="O", shapes={"D": [1, 112, 112, 64], "K": [3, 3, 64]}, peer=depthwise(2),
+         prep=dw_prep),
+    dict(name="matmul 1024^3", family="matmul", tile="matmul.tile", out="C",
+         shapes={"A": [1024, 1024], "B": [1024, 1024]}, peer=lambda t: t["A"] @ t["B"], blas="gemm"),
+    dict(name="matmul 333^3", family="matmul", tile="matmul.tile", out="C",
+         shapes={"A": [333, 333], "B": [333, 333]}, peer=lambda t: t["A"] @ t["B"], blas="gemm"),
+    dict(name="matmul 509^3 (prime)", family="matmul", tile="matmul.tile", out="C",
+         shapes={"A": [509, 509], "B": [509, 509]}, peer=lambda t: t["A"] @ t["B"], blas="gemm"),
+    dict(name="matmul tall 16384x64x64", family="matmul", tile="matmul.tile", out="C",
+         shapes={"A": [16384, 64], "B": [64, 64]}, peer=lambda t: t["A"] @ t["B"], blas="gemm"),
+    dict(name="gemv 4096x4096", family="matmul", tile="gemv.tile", out="Y",
+         shapes={"A": [4096, 4096], "X": [4096]}, peer=lambda t: torch.mv(t["A"], t["X"]),
+         blas="gemv"),
+    dict(name="batched matmul 16x128^3", family="matmul", tile="batched_matmul.tile", out="C",
+         shapes={"A": [16, 128, 128], "B": [16, 128, 128]},
+         peer=lambda t: torch.bmm(t["A"], t["B"])),
+    dict(name="matmul+bias+gelu 512x768>3072", family="matmul", tile="matmul_bias_gelu.tile",
+         out="Y", shapes={"A": [512, 768], "W": [768, 3072], "Bias": [3072]},
+         peer=lambda t: F.gelu(torch.addmm(t["Bias"], t["A"], t["W"]), approximate="tanh")),
+    dict(name="row sum 4096x4096", family="reduce", tile="sum_rows.tile", out="Y",
+         shapes={"X": [4096, 4096]}, peer=lambda t: t["X"].sum(1)),
+    dict(name="column sum 4096x4096", family="reduce", tile="sum_cols.tile", out="Y",
+         shapes={"X": [4096, 4096]}, peer=lambda t: t["X"].sum(0)),
+    dict(name="sum all 4096x4096", family="reduce", tile="sum_all.tile", out="Y",
+         shapes={"X": [4096, 4096]}, peer=lambda t: t["X"].sum()),
+    dict(name="global avg pool n8 28x28 c256", family="reduce", tile="global_avg_pool.tile",
+         out="O", shapes={"I": [8, 28, 28, 256]}, peer=lambda t: t["I"].mean((1, 2))),
+    dict(name="maxpool 3x3/2 n8 56x56 c64", family="pool", tile="maxpool_3x3_s2.tile", out="O",
+         shapes={"I": [8, 56, 56, 64]},
+         peer=nhwc_pool(lambda x: F.max_pool2d(x, 3, 2, 0, ceil_mode=True))),
+    dict(name="avgpool 2x2/2 n8 56x56 c64", family="pool", tile="avgpool_2x2.tile", out="O",
+         shapes={"I": [8, 56, 56, 64]}, peer=nhwc_pool(lambda x: F.avg_pool2d(x, 2))),
+    dict(name="softmax 1024x1024", family="norm", tile="softmax.tile", out="Y",
+         shapes={"X": [1024, 1024]}, peer=lambda t: torch.softmax(t["X"], 1)),
+    dict(name="log-softmax 1024x1024", family="norm", tile="log_softmax.tile", out="Y",
+         shapes={"X": [1024, 1024]}, peer=lambda t: torch.log_softmax(t["X"], 1)),
+    dict(name="layer norm 1024x1024", family="norm", tile="layer_norm.tile", out="Y",
+         shapes={"X": [1024, 1024], "Gamma": [1024], "Beta": [1024]},
+         peer=lambda t: F.layer_norm(t["X"], (1024,), t["Gamma"], t["Beta"], 1e-5)),
+    dict(name="batch norm n8 56x56 c64", family="norm", tile="batch_norm.tile", out="Y",
+         shapes={"X": [8, 56, 56, 64], "Mean": [64], "Var": [64], "Gamma": [64], "Beta": [64]},
+         peer=lambda t: F.batch_norm(t["X"].permute(0, 3, 1, 2), t["Mean"], t["Var"], t["Gamma"],
+                                     t["Beta"], False, 0.0, 0.001).permute(0, 2, 3, 1)),
+    dict(name="transpose 2048x2048", family="transpose", tile="transpose.tile", out="O",
+         shapes={"I": [2048, 2048]}, peer=lambda t: t["I"].t().contiguous()),
+    dict(name="permute 021 64x256x256", family="transpose", tile="permute_021.tile", out="Y",
+         shapes={"X": [64, 256, 256]}, peer=lambda t: t["X"].permute(0, 2, 1).contiguous()),
+    dict(name="nchw>nhwc 8x64x56x56", family="transpose", tile="nchw_to_nhwc.tile", out="Y",
+         shapes={"X": [8, 64, 56, 56]}, peer=lambda t: t["X"].permute(0, 2, 3, 1).contiguous()),
+    dict(name="sigmoid 8M", family="eltwise", tile="sigmoid.tile", out="Y",
+         shapes={"X": [8 << 20]}, peer=lambda t: torch.sigmoid(t["X"])),
+    dict(name="gelu(x+bias) 1024x3072", family="eltwise", tile="gelu_bias.tile", out="Y",
+         shapes={"X": [1024, 3072], "Bias": [3072]},
+         peer=lambda t: F.gelu(t["X"] + t["Bias"], approximate="tanh")),
+    dict(name="gelu erf 1024x3072", family="eltwise", tile="gelu_erf.tile", out="Y",
+         shapes={"X": [1024, 3072]}, peer=lambda t: F.gelu(t["X"])),
+    dict(name="tanh 4M", family="eltwise", tile="tanh.tile", out="Y",
+         shapes={"X": [4 << 20]}, peer=lambda t: torch.tanh(t["X"])),
+    dict(name="log(1+exp(x)) 8M", family="eltwise", tile="softplus.tile", out="Y",
+         shapes={"X": [8 << 20]}, peer=lambda t: torch.log1p(torch.exp(t["X"]))),
+    dict(name="pow+sqrt bcast 2048x2048", family="eltwise", tile="pow_sqrt.tile", out="Y",
+         shapes={"X": [2048, 2048], "P": [2048]},
+         peer=lambda t: torch.pow(t["X"].abs() + 1.0, t["P"]) + torch.sqrt(t["X"] * t["X"] + 1.0)),
+]
+
+SMOKE = [
+    conv("smoke conv3x3 n1 9x9 5>7", 1, 9, 5, 7, 3),
+    dict(name="smoke gelu(x+bias) 13x37", family="eltwise", tile="gelu_bias.tile", out="Y",
+         shapes={"X": [13, 37], "Bias": [37]},
+         peer=lambda t: F.gelu(t["X"] + t["Bias"], approximate="tanh")),
+]
+
+
+# --- Measuring ---------------------------------------------------------------
+
+def shape_args(case):
+    return [a for n, dims in case["shapes"].items()
+            for a in ("-s", "%s=f32[%s]" % (n, ",".join(map(str, dims))))]
+
+
+def make_inputs(case, seed):
+    rng = np.random.default_rng(seed)
+    arrays = {}
+    for n, dims in case["shapes"].items():
+        a = rng.uniform(-1, 1, size=dims).astype(np.float32)
+        if n == "Var":
+            a = np.abs(a)  # a variance
+        arrays[n] = a
+    return arrays
+
+
+def torch_inputs(case, arrays):
+    t = {n: torch.from_numpy(a) for n, a in arrays.items()}
+    if "prep" in case:
+        case["prep"](t)
+    return t
+
+
+def check(tilec, case, tmp):
+    """Runs both sides once on the same inputs; the normwise relative error."""
+    arrays = make_inputs(case, 7)
+    cmd = [tilec, "run", os.path.join(HERE, case["tile"])]
+    for n, a in arrays.items():
+        path = os.path.join(tmp, n + ".npy")
+        np.save(path, a)
+        cmd += ["--in", "%s=%s" % (n, path)]
+    out_path = os.path.join(tmp, "out.npy")
+    cmd += ["--out", "%s=%s" % (case["out"], out_path)]
+    subprocess.run(cmd, check=True, capture_output=True)
+    got = np.load(out_path).astype(np.float64)
+    with torch.no_grad():
+        want = case["peer"](torch_inputs(case, arrays)).contiguous().numpy().astype(np.float64)
+    if got.size != want.size:
+        return float("inf")
+    got, want = got.reshape(-1), want.reshape(-1)
+    scale = np.max(np.abs(want))
+    if scale == 0 or not np.all(np.isfinite(got)):
+        return float("inf")
+    return float(np.max(np.abs(got - want)) / scale)
+
+
+def time_tilec(tilec, case, runs, warmup):
+    cmd = [tilec, "bench", os.path.join(HERE, case["tile"]), "--json", "--runs", str(runs),
+           "--warmup", str(warmup)] + shape_args(case)
+    return json.loads(subprocess.run(cmd, check=True, capture_output=True, text=True).stdout)
+
+
+def median_ms(fn, runs, warmup, warm_s=0.3):
+    """(median, min) of `runs` timed calls after `warmup` calls and at least `warm_s`
+    seconds of calls: the peers' OpenMP workers sleep while tilec runs, and on
+    a loaded machine the first parallel regions after that wait for a core
+    (measured: 72 ms instead of 0.5 ms per conv)."""
+    start = time.perf_counter()
+    i = 0
+    while i < warmup or time.perf_counter() - start < warm_s:
+        fn()
+        i += 1
+    times = []
+    for _ in range(runs):
+        start = time.perf_counter()
+        fn()
+        times.append((time.perf_counter() - start) * 1e3)
+    return statistics.median(times), min(times)
+
+
+def time_peers(case, runs, warmup):
+    """{peer name: (median ms, min ms)}: PyTorch, and OpenBLAS for the BLAS cases."""
+    arrays = make_inputs(case, 1)
+    t = torch_inputs(case, arrays)
+    with torch.no_grad():
+        out = {"pytorch": median_ms(lambda: case["peer"](t), runs, warmup)}
+    if OPENBLAS is not None and case.get("blas") == "gemm":
+        out["openblas"] = median_ms(lambda: openblas_sgemm(arrays["A"], arrays["B"]), runs, warmup)
+    if OPENBLAS is not None and case.get("blas") == "gemv":
+        out["openblas"] = median_ms(lambda: openblas_sgemv(arrays["A"], arrays["X"]), runs, warmup)
+    return out
+
+
+def machine(build, threads):
+    out = subprocess.run([os.path.join(build, "bench", "bench_machine"), "--threads",
+                          str(threads)], check=True, capture_output=True, text=True).stdout
+    return json.loads(out)
+
+
+def geomean(values):
+    values = [v for v in values if v > 0 and math.isfinite(v)]
+    return math.exp(sum(math.log(v) for v in values) / len(values)) if values else float("nan")
+
+
+def main():
+    root = os.path.dirname(os.path.dirname(HERE))
+    ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    ap.add_argument("--build", default=os.path.join(root, "build"), help="the build folder")
+    ap.add_argument("--tilec", help="the tilec binary (default: BUILD/tools/tilec)")
+    ap.add_argument("--runs", type=int, default=10, help="timed runs per side (median)")
+    ap.add_argument("--warmup", type=int, default=3)
+    ap.add_argument("--threads", type=int, default=2, help="PyTorch's and the probes' threads")
+    ap.add_argument("--only", default="", help="comma-separated substrings of case names or families")
+    ap.add_argument("--quick", action="store_true", help="3 runs, 1 warm-up")
+    ap.add_argument("--smoke", action="store_true",
+                    help="two tiny cases, correctness only (no timing; for ctest)")
+    ap.add_argument("--json", help="also write the rows to this file")
+    ap.add_argument("--baseline", help="another tilec binary (e.g. an older build) timed too, "
+                    "after Tilec and the peer of each case: column 'base ms'")
+    args = ap.parse_args()
+    tilec = args.tilec or os.path.join(args.build, "tools", "tilec")
+    torch.set_num_threads(args.threads)
+    if OPENBLAS is not None:
+        OPENBLAS.openblas_set_num_threads(args.threads)
+    if args.quick:
+        args.runs, args.warmup = 3, 1
+
+    cases = SMOKE if args.smoke else CASES
+    if args.only:
+        keys = [k.strip() for k in args.only.split(",") if k.strip()]
+        cases = [c for c in cases if any(k in c["name"] or k == c["family"] for k in keys)]
+    bad = 0
+    with tempfile.TemporaryDirectory() as tmp:
+        if args.smoke:
+            for c in cases:
+                err = check(tilec, c, tmp)
+                ok = err <= 1e-3
+                bad += not ok
+                print("%-34s rel err %.2g %s" % (c["name"], err, "ok" if ok else "MISMATCH"))
+            print("%d passed, %d failed" % (len(cases) - bad, bad))
+            return 1 if bad else 0
+
+        m = machine(args.build, args.threads)  # again at the end: the best of both counts
+        print("machine: FMA peak %.1f GFLOP/s (%s, %d threads), streaming %.1f GB/s (triad); "
+              "load %s" % (m["fma_gflops"], m["vector"], m["threads"], m["stream_gbps"],
+                           " ".join("%.1f" % x for x in os.getloadavg())))
+        print("ratio = peer median / Tilec median (> 1: Tilec faster); min r = the same with "
+              "each side's fastest run; limit = max(FLOPs / peak, "
+              "bytes / bandwidth) / Tilec median; binds: F = FLOPs, B = bytes\n")
+        head = "%-32s %9s %9s %-8s %6s %6s %7s %2s %8s %8s %7s" % (
+            "case", "tilec ms", "peer ms", "peer", "ratio", "min r", "limit", "", "GFLOP/s",
+            "compile", "rel err")
+        if args.baseline:
+            head += " %9s" % "base ms"
+        print(head)
+        print("-" * len(head))
+        rows = []
+        for c in cases:
+            err = check(tilec, c, tmp)
+            if not err <= 1e-3:
+                bad += 1
+                print("%-32s MISMATCH (rel err %.3g): not timed" % (c["name"], err))
+                continue
+            tj = time_tilec(tilec, c, args.runs, args.warmup)
+            peers = time_peers(c, args.runs, args.warmup)
+            peer = min(peers, key=lambda p: peers[p][0])
+            peer_ms, peer_min = peers[peer]
+            base_ms = None
+            if args.baseline:
+                try:
+                    base_ms = time_tilec(args.baseline, c, args.runs, args.warmup)["median_ms"]
+                except subprocess.CalledProcessError:
+                    base_ms = float("nan")  # e.g. an older tilec without a builtin the case uses
+            t_ms = tj["median_ms"]
+            flop_s = tj["flops"] / (m["fma_gflops"] * 1e9)
+            byte_s = tj["bytes"] / (m["stream_gbps"] * 1e9)
+            limit = max(flop_s, byte_s) * 1e3 / t_ms
+            row = dict(case=c["name"], family=c["family"], tilec_ms=t_ms, peer=peer, peers=peers,
+                       peer_ms=peer_ms, ratio=peer_ms / t_ms, limit=limit,
+                       min_ratio=peer_min / tj["min_ms"],
+                       binds="F" if flop_s >= byte_s else "B", gflops=tj["gflops"],
+                       compile_ms=tj["compile_ms"], rel_err=err, baseline_ms=base_ms)
+            rows.append(row)
+            print("%-32s %9.3f %9.3f %-8s %6.2f %6.2f %6.1f%% %2s %8.1f %6.0fms %7.1g%s" % (
+                c["name"], t_ms, peer_ms, peer, row["ratio"], row["min_ratio"], 100 * limit, row["binds"], tj["gflops"],
+                tj["compile_ms"], err, " %9.3f" % base_ms if args.baseline else ""))
+            sys.stdout.flush()
+    if rows:
+        m2 = machine(args.build, args.threads)
+        print("\nmachine at the end: FMA peak %.1f GFLOP/s, streaming %.1f GB/s (the table used "
+              "the start's)" % (m2["fma_gflops"], m2["stream_gbps"]))
+        compile_ms = sorted(r["compile_ms"] for r in rows)
+        print("\ngeometric mean: ratio %.2f (min ratio %.2f), limit %.1f%%; compile median "
+              "%.0f ms, max %.0f ms; %d cases, %d mismatches" % (
+                  geomean([r["ratio"] for r in rows]), geomean([r["min_ratio"] for r in rows]), 100 * geomean([r["limit"] for r in rows]),
+                  statistics.median(compile_ms), compile_ms[-1], len(rows), bad))
+    if args.json:
+        with open(args.json, "w") as f:
+            json.dump(dict(machine=m, rows=rows), f, indent=1)
+    return 1 if bad else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
