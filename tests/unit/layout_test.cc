@@ -150,18 +150,26 @@ TEST(ToSpec, RoundTrips) {
     EXPECT_EQ(text, spec);
     EXPECT_EQ(ParseLayout(text, dims), l) << spec;
   }
-  // Unnamed or misnamed plain layouts print as their strides.
+  // Unnamed or misnamed dense layouts print as their tag; other plain
+  // layouts as their strides.
   Layout l = ParseLayout("nhwc", dims);
   l.name.clear();
-  EXPECT_EQ(ToSpec(l), "strides(300,1,100,20)");
+  EXPECT_EQ(ToSpec(l), "acdb");
   l.name = "nchw";
-  EXPECT_EQ(ToSpec(l), "strides(300,1,100,20)");
+  EXPECT_EQ(ToSpec(l), "acdb");
   Layout back = ParseLayout(ToSpec(l), dims);
   EXPECT_EQ(Strides(back, 4), Strides(l, 4));
   EXPECT_EQ(back.elements, l.elements);
-  // A blocked layout under a name that does not describe it has no spec.
+  Layout gap = ParseLayout("strides(1000,40,10,1)", dims);
+  gap.name = "nchw";
+  EXPECT_EQ(ToSpec(gap), "strides(1000,40,10,1)");
+  // A blocked layout under a name that does not describe it prints as its tag.
   Layout b = ParseLayout("nChw8c", dims);
   b.name = "mine";
+  EXPECT_EQ(ToSpec(b), "aBcd8b");
+  EXPECT_EQ(ParseLayout("aBcd8b", dims).phys, b.phys);
+  // A blocked layout that is not dense has no spec.
+  b.elements += 8;
   EXPECT_THROW(ToSpec(b), UserError);
   // Neither does a plain layout whose buffer is bigger than its strides need.
   Layout big = RowMajorLayout({2, 3});
@@ -189,15 +197,16 @@ TEST(ParseLayout, Errors) {
   };
   const int64_t big = int64_t{1} << 40;
   for (const Bad& b : std::vector<Bad>{
-           {"nhcw", kNchw,
-            "bad layout 'nhcw' for a tensor of dimensions [2, 3, 4, 5]: unknown layout "
-            "(expected one of row-major, nchw, nhwc, chwn, ncdhw, ndhwc, nChw4c, nChw8c, "
-            "nChw16c, b_fs_yx_fsv16, order(p0,p1,...), strides(s0,s1,...))"},
+           {"nhwq", kNchw,
+            "bad layout 'nhwq' for a tensor of dimensions [2, 3, 4, 5]: unknown layout "
+            "(expected a oneDNN tag such as abcd, acdb or aBcd16b; a named format such as nchw, "
+            "nhwc, nChw16c, OIhw16i16o, bfyx, b_fs_yx_fsv16, NCHW4, CHWN4 or OIHW; row-major; "
+            "order(p0,p1,...); strides(s0,s1,...))"},
            {"", kNchw, "bad layout '' for a tensor of dimensions [2, 3, 4, 5]: empty layout"},
-           {"NHWC", kNchw, "'NHWC' for a tensor of dimensions [2, 3, 4, 5]: unknown layout"},
+           {"NHWQ", kNchw, "'NHWQ' for a tensor of dimensions [2, 3, 4, 5]: unknown layout"},
            {"nhwc", {2, 3, 4}, "bad layout 'nhwc' for a tensor of dimensions [2, 3, 4]: it needs a "
-                               "rank-4 tensor, not rank 3"},
-           {"ndhwc", kNchw, "it needs a rank-5 tensor, not rank 4"},
+                               "rank-4 tensor (logical order N, C, H, W), not rank 3"},
+           {"ndhwc", kNchw, "it needs a rank-5 tensor (logical order N, C, D, H, W), not rank 4"},
            {"nChw16c", {2, 3, 4, 5, 6}, "it needs a rank-4 tensor (logical order N, C, H, W), not rank 5"},
            {"order(0,1,2)", kNchw, "order(...) lists 3 dimensions but the tensor has rank 4"},
            {"order(0,1,2,4)", kNchw, "order(...) names dimension 4, which is not in 0..3"},
@@ -276,7 +285,7 @@ TEST(BindLayouts, Errors) {
             "layout 'nhwc' given for unknown tensor 'Z'; the program's tensors are A, B, C, T");
   EXPECT_EQ(ErrorOf([&] { Bind(f, shapes, {{"B", "nhwc"}}); }),
             "tensor 'B': bad layout 'nhwc' for a tensor of dimensions [3, 4]: it needs a rank-4 "
-            "tensor, not rank 2");
+            "tensor (logical order N, C, H, W), not rank 2");
 }
 
 TEST(PackBlocked, RoundTripWithZeroPadding) {
