@@ -4,8 +4,9 @@
 //    aBcd16b, OIhw16i16o is ABcd16b16a, hwio is cdba;
 //  * clDNN names (seed 001): groups separated by '_', outermost first; a
 //    letter alone is a plain dim, "fs" the outer part (feature slice) of a
-//    blocked f, "fsv16" its inner block of 16, "osa4" an intermediate block
-//    (as in os_is_yx_osa4_isa8_osv8_isv4); logical order b,f,(w),(z),y,x
+//    blocked f, "fsv16" its inner block of 16, "osa4" a block further out
+//    (os_is_yx_osa4_isa8_osv8_isv4: o = 32*os + 8*osa4 + osv8, as in the tag
+//    ABcd4a8b8a4b); logical order b,f,(w),(z),y,x
 //    for data and (g),o,i,(z),y,x for weights;
 //  * MegEngine (seed 002) and MACE CPU buffers (seed 000): a fixed table.
 #include <fmt/format.h>
@@ -108,15 +109,14 @@ std::vector<ClDnnToken> ClDnnTokens(std::string_view spec, const SpecContext& ct
                            c));
     }
     ++k;
-    if (k + 1 < spec.size() && spec[k] == 's' && spec[k + 1] == 'v') {
+    if (k + 1 < spec.size() && spec[k] == 's' && (spec[k + 1] == 'v' || spec[k + 1] == 'a')) {
+      // "fsv16": an inner block; "osa4": an intermediate one (blocks nest in order).
+      std::string mark = fmt::format("{}s{}", c, spec[k + 1]);
       k += 2;
-      tokens.push_back({c, TagPart::Block, number(fmt::format("{}sv", c))});
+      tokens.push_back({c, TagPart::Block, number(mark)});
     } else if (k < spec.size() && spec[k] == 's') {
       ++k;
       tokens.push_back({c, TagPart::Outer, 0});
-    } else if (k < spec.size() && spec[k] == 'a') {
-      ++k;
-      tokens.push_back({c, TagPart::Block, number(fmt::format("{}a", c))});
     } else {
       tokens.push_back({c, TagPart::Plain, 0});
     }

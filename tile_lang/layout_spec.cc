@@ -43,14 +43,14 @@ std::vector<TagPart> ParseTag(std::string_view tag, const SpecContext& ctx, std:
   size_t k = 0;
   while (k < tag.size()) {
     size_t start = k;
+    while (k < tag.size() && std::isdigit(static_cast<unsigned char>(tag[k]))) ++k;
     int64_t block = -1;  // no number
-    while (k < tag.size() && std::isdigit(static_cast<unsigned char>(tag[k]))) {
-      int digit = tag[k] - '0';
+    for (size_t j = start; j < k; ++j) {
+      int digit = tag[j] - '0';
       if (block < 0) block = 0;
       if (block > (kMaxI64 - digit) / 10)
-        fail(fmt::format("has a block '{}' that does not fit in 64 bits", tag.substr(start, k + 1 - start)));
+        fail(fmt::format("has a block '{}' that does not fit in 64 bits", tag.substr(start, k - start)));
       block = block * 10 + digit;
-      ++k;
     }
     if (k == tag.size()) fail(fmt::format("ends with the number {} (a block size goes before its letter, as in 16b)", block));
     char c = tag[k++];
