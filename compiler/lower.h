@@ -38,8 +38,10 @@ struct LowerOptions {
 //    contraction (broadcast to the output's dimensions);
 //  * elementwise ops not fused into a contraction form elementwise kernels
 //    by the same rule, rooted at the first of them;
-//  * contractions with fractional index polynomials, or whose output access
-//    is not injective, become Direct kernels.
+//  * contractions with fractional index polynomials, whose output access
+//    is not injective, or whose layouts Flatten cannot express (a dim blocked
+//    more than once, an index variable blocked by two block sizes, a blocked
+//    dim indexed by more than one variable) become Direct kernels.
 KernelPlan Lower(const lang::Program& program, const LowerOptions& options = {});
 
 }  // namespace tilec::compiler
