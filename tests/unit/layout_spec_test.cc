@@ -5,7 +5,9 @@
 #include <gtest/gtest.h>
 
 #include <cstring>
+#include <fstream>
 #include <map>
+#include <sstream>
 
 #include "runtime/layout_pack.h"
 #include "support/error.h"
@@ -56,6 +58,22 @@ TEST(LayoutAliases, EachNameIsItsTag) {
     std::vector<std::string> names = DimNames(a.name, a.rank);
     ASSERT_EQ(names.size(), a.letters.size()) << name;
     for (size_t d = 0; d < names.size(); ++d) EXPECT_EQ(names[d], std::string(1, a.letters[d])) << name;
+  }
+}
+
+// docs/layouts.md lists every alias with its tag (so the docs stay true).
+TEST(LayoutAliases, DocumentedWithTheirTags) {
+  std::ifstream in(std::string(TILEC_SOURCE_DIR) + "/docs/layouts.md");
+  ASSERT_TRUE(in) << "cannot read docs/layouts.md";
+  std::stringstream text;
+  text << in.rdbuf();
+  std::string docs = text.str();
+  for (const LayoutAlias& a : LayoutAliases()) {
+    std::string row = fmt::format("| `{}` | {} | {} |", a.name, a.family, a.rank);
+    size_t at = docs.find(row);
+    ASSERT_NE(at, std::string::npos) << "docs/layouts.md has no row " << row;
+    std::string line = docs.substr(at, docs.find('\n', at) - at);
+    EXPECT_NE(line.find(fmt::format("| `{}` |", a.tag)), std::string::npos) << line;
   }
 }
 
