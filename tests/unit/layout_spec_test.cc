@@ -9,20 +9,17 @@
 #include <map>
 #include <sstream>
 
-#include "runtime/layout_pack.h"
 #include "support/error.h"
+#include "tests/unit/layout_helpers.h"
 #include "tile_lang/layout.h"
 #include "tile_lang/tensor.h"
 
 namespace tilec::lang {
 namespace {
 
-// Offset of a logical index, per the formula in layout.h.
-int64_t Offset(const Layout& l, const std::vector<int64_t>& i) {
-  int64_t off = 0;
-  for (const auto& p : l.phys) off += (i[p.dim] / p.divisor) % p.size * p.stride;
-  return off;
-}
+using testing::CheckPackRoundTrip;
+using testing::ErrorOf;
+using testing::Offset;
 
 // Dims that fill no block of any alias (blocks of 2..64): odd sizes.
 std::vector<int64_t> OddDims(int rank) {
@@ -30,16 +27,6 @@ std::vector<int64_t> OddDims(int rank) {
   std::vector<int64_t> dims;
   for (int d = 0; d < rank; ++d) dims.push_back(kOdd[d]);
   return dims;
-}
-
-template <typename F>
-std::string ErrorOf(F&& f) {
-  try {
-    f();
-  } catch (const UserError& e) {
-    return e.message();
-  }
-  return "";
 }
 
 TEST(LayoutAliases, EachNameIsItsTag) {
@@ -157,28 +144,7 @@ TEST(TagGrammar, EveryElementGetsItsOwnOffsetAndPaddingIsZero) {
     EXPECT_EQ(ToSpec(unnamed), *tag) << spec;
     EXPECT_EQ(ParseLayout(ToSpec(unnamed), dims).phys, l.phys) << spec;
 
-    Tensor t(Shape{DataType::F32, dims});
-    FillRandom(t, 11);
-    for (int64_t i = 0; i < t.size(); ++i)  // no element is zero, so padding is recognisable
-      if (t.GetDouble(i) == 0) t.SetDouble(i, 1);
-    std::vector<std::byte> bytes = runtime::PackToLayout(t, l);
-    ASSERT_EQ(bytes.size(), static_cast<size_t>(l.elements) * sizeof(float)) << spec;
-    std::vector<float> buf(l.elements);
-    std::memcpy(buf.data(), bytes.data(), bytes.size());
-    int64_t zeros = 0;
-    for (float v : buf) zeros += v == 0;
-    EXPECT_EQ(zeros, l.elements - t.size()) << spec;
-    // Every element at its formula offset (so no two share one).
-    std::vector<int64_t> idx(dims.size(), 0);
-    for (int64_t e = 0; e < t.size(); ++e) {
-      ASSERT_EQ(buf[Offset(l, idx)], static_cast<float>(t.GetDouble(e))) << spec << " element " << e;
-      for (int d = rank - 1; d >= 0; --d) {
-        if (++idx[d] < dims[d]) break;
-        idx[d] = 0;
-      }
-    }
-    Tensor back = runtime::UnpackFromLayout(bytes.data(), bytes.size(), t.shape(), l);
-    EXPECT_EQ(std::memcmp(back.data(), t.data(), t.bytes()), 0) << spec;
+    CheckPackRoundTrip(l, dims, spec);
   }
 }
 

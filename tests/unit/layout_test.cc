@@ -6,6 +6,7 @@
 
 #include "runtime/layout_pack.h"
 #include "support/error.h"
+#include "tests/unit/layout_helpers.h"
 #include "tile_lang/binder.h"
 #include "tile_lang/layout.h"
 #include "tile_lang/parser.h"
@@ -30,12 +31,9 @@ std::vector<int> Order(const Layout& l) {
   return o;
 }
 
-// Offset of a logical index, per the formula in layout.h.
-int64_t Offset(const Layout& l, const std::vector<int64_t>& i) {
-  int64_t off = 0;
-  for (const auto& p : l.phys) off += (i[p.dim] / p.divisor) % p.size * p.stride;
-  return off;
-}
+using testing::CheckPackRoundTrip;
+using testing::ErrorOf;
+using testing::Offset;
 
 const std::vector<int64_t> kNchw = {2, 3, 4, 5};
 
@@ -178,17 +176,6 @@ TEST(ToSpec, RoundTrips) {
   EXPECT_THROW(ToSpec(big), UserError);
 }
 
-// The message of the UserError that `f` throws ("" if none).
-template <typename F>
-std::string ErrorOf(F&& f) {
-  try {
-    f();
-  } catch (const UserError& e) {
-    return e.message();
-  }
-  return "";
-}
-
 TEST(ParseLayout, Errors) {
   struct Bad {
     const char* spec;
@@ -290,27 +277,8 @@ TEST(BindLayouts, Errors) {
 
 TEST(PackBlocked, RoundTripWithZeroPadding) {
   std::vector<int64_t> dims = {2, 20, 3, 2};
-  Tensor t(Shape{DataType::F32, dims});
-  FillRandom(t, 7);
-  for (int64_t i = 0; i < t.size(); ++i)  // no element is zero, so padding is recognisable
-    if (t.GetDouble(i) == 0) t.SetDouble(i, 1);
-  for (const char* spec : {"nChw4c", "nChw8c", "nChw16c", "b_fs_yx_fsv16"}) {
-    Layout l = ParseLayout(spec, dims);
-    std::vector<std::byte> bytes = runtime::PackToLayout(t, l);
-    ASSERT_EQ(bytes.size(), static_cast<size_t>(l.elements) * sizeof(float)) << spec;
-    std::vector<float> buf(l.elements);
-    std::memcpy(buf.data(), bytes.data(), bytes.size());
-    int64_t zeros = 0;
-    for (float v : buf) zeros += v == 0;
-    EXPECT_EQ(zeros, l.elements - t.size()) << spec;
-    // Spot-check one element against the layout formula.
-    std::vector<int64_t> idx = {1, 17, 2, 1};
-    int64_t flat = ((1 * 20 + 17) * 3 + 2) * 2 + 1;
-    EXPECT_EQ(buf[Offset(l, idx)], static_cast<float>(t.GetDouble(flat))) << spec;
-    Tensor back = runtime::UnpackFromLayout(bytes.data(), bytes.size(), t.shape(), l);
-    ASSERT_EQ(back.shape(), t.shape());
-    EXPECT_EQ(std::memcmp(back.data(), t.data(), t.bytes()), 0) << spec;
-  }
+  for (const char* spec : {"nChw4c", "nChw8c", "nChw16c", "b_fs_yx_fsv16"})
+    CheckPackRoundTrip(ParseLayout(spec, dims), dims, spec);
   // C = 20 in blocks of 16 stores 32 channels: 12 of every 32 are padding.
   EXPECT_EQ(ParseLayout("nChw16c", dims).elements - 2 * 20 * 3 * 2, 2 * 12 * 3 * 2);
 }
