@@ -54,6 +54,9 @@ std::vector<LayoutCase> Cases() {
       {"conv NCHW, os_is_yx_osa4_isa8_osv8_isv4 -> ABcd8a16b2a",
        conv({3, 9, 4, 4}, {33, 9, 3, 3}, {{"K", "os_is_yx_osa4_isa8_osv8_isv4"}, {"O", "ABcd8a16b2a"}}),
        KernelKind::Direct},
+      {"conv abCd4c (H blocked, read at x + i - 1) -> abCD4c2d",
+       conv({1, 3, 7, 5}, {2, 3, 3, 3}, {{"D", "abCd4c"}, {"O", "abCD4c2d"}}),
+       KernelKind::Direct},  // a blocked dim indexed by an expression
       {"matmul AB8a16b2a x BA16a4b -> Ab4a",
        Case(kMatmul, {{"A", F32({21, 19})}, {"B", F32({19, 6})}}, {{"A", "AB8a16b2a"}, {"B", "BA16a4b"}, {"C", "Ab4a"}}),
        KernelKind::Direct},

@@ -145,6 +145,11 @@ struct View {
 
 std::string Args(const View& v) { return fmt::format("{}", fmt::join(v.names, ", ")); }
 
+// "2x17x3x3", or "a scalar".
+std::string DimsText(const View& v) {
+  return v.dims.empty() ? std::string("a scalar") : fmt::format("{}", fmt::join(v.dims, "x"));
+}
+
 std::string FunctionName(const std::string& spec) {
   std::string s = "offset_";
   for (char c : spec) s += std::isalnum(static_cast<unsigned char>(c)) ? c : '_';
@@ -158,7 +163,7 @@ std::string Brackets(const View& v, const std::vector<int64_t>& index, std::stri
 }
 
 std::string Table(const View& v, const LayoutPrintOptions& o) {
-  std::string out = fmt::format("layout {} for {} ({})\n", v.spec, fmt::join(v.dims, "x"), Args(v));
+  std::string out = fmt::format("layout {} for {} ({})\n", v.spec, DimsText(v), Args(v));
   if (v.tag) out += fmt::format("tag: {}\n", *v.tag);
   if (v.padded) {
     std::vector<std::string> pd;
@@ -286,7 +291,7 @@ std::string MegEngine(const View& v, const LayoutPrintOptions& o) {
   int64_t logical = v.LogicalCount();
   size_t width = std::max<size_t>(4, std::to_string(std::max<int64_t>(logical - 1, 0)).size());
   std::string out = fmt::format("{} of {} ({}): memory order, each element by its NCHW-style number\n", v.spec,
-                                fmt::join(v.dims, "x"), Args(v));
+                                DimsText(v), Args(v));
   constexpr int64_t kPerLine = 8;
   int64_t n = v.Listed(o.count);
   for (int64_t e = 0; e < n; e += kPerLine) {
