@@ -44,7 +44,7 @@ class SpecParser {
     for (int64_t d : dims_)
       if (d < 0) Fail(fmt::format("dimension {} is negative", d));
     std::string_view s = Trim(spec_);
-    if (s.empty()) Fail(fmt::format("empty layout (expected one of {})", kKnownSpecs));
+    if (s.empty()) Fail(fmt::format("empty layout (expected {})", kKnownSpecs));
     if (s == "row-major") return Dense("row-major", Identity());
     if (auto args = Call(s, "order")) return Order(*args);
     if (auto args = Call(s, "strides")) return Strides(*args);

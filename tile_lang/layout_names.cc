@@ -13,7 +13,6 @@
 
 #include <algorithm>
 #include <cctype>
-#include <set>
 
 #include "support/error.h"
 #include "tile_lang/layout_spec.h"

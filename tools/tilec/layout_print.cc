@@ -323,8 +323,6 @@ std::string Mace(const View& v, const LayoutPrintOptions& o) {
   }
   if (out.empty()) out += fmt::format("MACE CPU buffer in layout {} (MACE names NCHW, OIHW, MIHW, W)\n", v.spec);
   out += "(GPU image2d RGBA storage is not supported yet)\n";
-  std::vector<std::string> index_names;
-  for (const std::string& n : v.names) index_names.push_back(n);
   out += fmt::format("buffer[{}] = E[{}]\n", v.NumericFormula(), Args(v));
   for (int64_t e = 0, n = v.Listed(o.count); e < n; ++e) {
     std::optional<std::vector<int64_t>> index = v.IndexAt(e);
