@@ -46,7 +46,9 @@ struct Layout {
   int64_t elements = 0;             // buffer size in elements, padding included
 
   bool IsRowMajor(const std::vector<int64_t>& dims) const;
-  bool operator==(const Layout&) const = default;
+  // The same memory mapping: equal parts and buffer size, whatever the names
+  // (nChw16c, aBcd16b and b_fs_yx_fsv16 are one layout).
+  bool operator==(const Layout& o) const { return phys == o.phys && elements == o.elements; }
 };
 
 // The dense row-major layout of `dims` (what NumPy's C order means).

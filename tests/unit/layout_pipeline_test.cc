@@ -66,6 +66,21 @@ std::vector<LayoutCase> Cases() {
   };
 }
 
+// A conv output and its relu in two names of one layout (nChw16c and
+// b_fs_yx_fsv16): the relu is fused and written through the output's access.
+TEST(LayoutPipeline, AliasesOfOneLayoutFuse) {
+  Case c(
+      "function (D[N, C, H, W], K[CO, C, KH, KW]) -> (O, R) {\n"
+      "  O[n, co, x, y : N, CO, H, W] = +(D[n, ci, x + i - 1, y + j - 1] * K[co, ci, i, j]), i < 3, j < 3;\n"
+      "  R = relu(O);\n"
+      "}\n",
+      {{"D", F32({1, 17, 5, 5})}, {"K", F32({20, 17, 3, 3})}},
+      {{"D", "nChw16c"}, {"K", "OIhw16i16o"}, {"O", "nChw16c"}, {"R", "b_fs_yx_fsv16"}});
+  auto program = testing::CheckCase(hal::OpenDevice("llvm"), c, compiler::CompileOptions{}, "aliases on llvm");
+  ASSERT_EQ(program->compiled().kernels.size(), 1u);
+  EXPECT_EQ(program->compiled().kernels[0].spec.outputs, (std::vector<std::string>{"O", "R"}));
+}
+
 void CheckAll(const std::shared_ptr<hal::Device>& device, const std::string& target) {
   for (const LayoutCase& lc : Cases()) {
     std::string what = fmt::format("{} on {}", lc.what, target);

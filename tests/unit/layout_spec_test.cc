@@ -90,6 +90,18 @@ TEST(LayoutAliases, SeedDefinitions) {
   EXPECT_EQ(DimNames("aBc8b", 3), (std::vector<std::string>{"a", "b", "c"}));
 }
 
+TEST(LayoutAliases, NamesOfOneMappingAreEqual) {
+  std::vector<int64_t> dims = {2, 20, 3, 5};
+  Layout l = ParseLayout("nChw16c", dims);
+  for (const char* same : {"aBcd16b", "b_fs_yx_fsv16"}) {
+    EXPECT_EQ(ParseLayout(same, dims), l) << same;
+    EXPECT_EQ(ParseLayout(same, dims).name, same);
+  }
+  EXPECT_EQ(ParseLayout("NCHW4", dims), ParseLayout("nChw4c", dims));
+  EXPECT_FALSE(ParseLayout("nChw8c", dims) == l);
+  EXPECT_FALSE(ParseLayout("nchw", dims) == ParseLayout("nhwc", dims));
+}
+
 TEST(TagGrammar, PartsDivisorsAndPadding) {
   // aBcd16b with C = 20: n, c/16 (2), h, w, c%16.
   Layout l = ParseLayout("aBcd16b", {2, 20, 3, 5});
