@@ -742,7 +742,8 @@ std::string ToString(const KernelPlan& plan) {
     if (k.kind == KernelKind::Special)
       out += fmt::format("  {}\n", lang::Name(k.special.fn));
     else if (k.kind == KernelKind::Direct)
-      out += "  (fractional or non-injective indices: one work item per output element)\n";
+      out += "  (fractional or non-injective indices, or layouts the flat form cannot express: one work item "
+             "per output element)\n";
     else
       out += ToString(k.flat);
     out += "\n";

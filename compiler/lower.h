@@ -46,8 +46,10 @@ struct LowerOptions {
 //    into a row-major temporary); a fused result must hold the root's
 //    padding; FlatContraction::padding marks the padding points, where the
 //    kernel stores 0 (the padding contract, docs/architecture.md);
-//  * contractions with fractional index polynomials, or whose output access
-//    is not injective, become Direct kernels.
+//  * contractions with fractional index polynomials, whose output access
+//    is not injective, or whose layouts Flatten cannot express (a dim blocked
+//    more than once, an index variable blocked by two block sizes, a blocked
+//    dim indexed by more than one variable) become Direct kernels.
 KernelPlan Lower(const lang::Program& program, const LowerOptions& options = {});
 
 }  // namespace tilec::compiler

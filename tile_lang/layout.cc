@@ -9,6 +9,7 @@
 #include <utility>
 
 #include "support/error.h"
+#include "tile_lang/layout_spec.h"
 
 namespace tilec::lang {
 namespace {
@@ -23,63 +24,48 @@ int64_t CheckedMul(int64_t a, int64_t b, const std::vector<int64_t>& dims) {
   return a * b;
 }
 
-// Plain formats named by their physical order over the logical order N,C,H,W
-// (rank 4) or N,C,D,H,W (rank 5).
-struct NamedOrder {
-  std::string_view name;
-  std::vector<int> order;
-};
-const std::vector<NamedOrder>& NamedOrders() {
-  static const std::vector<NamedOrder> orders = {
-      {"nchw", {0, 1, 2, 3}},       {"nhwc", {0, 2, 3, 1}},       {"chwn", {1, 2, 3, 0}},
-      {"ncdhw", {0, 1, 2, 3, 4}},   {"ndhwc", {0, 2, 3, 4, 1}},
-  };
-  return orders;
-}
-
-// Blocked formats over logical NCHW: C is split into C/block (outer, after N)
-// and C%block (innermost).
-struct NamedBlock {
-  std::string_view name;
-  int64_t block;
-};
-constexpr NamedBlock kNamedBlocks[] = {
-    {"nChw4c", 4}, {"nChw8c", 8}, {"nChw16c", 16}, {"b_fs_yx_fsv16", 16}};
+using layout_internal::SpecContext;
+using layout_internal::TagPart;
 
 constexpr std::string_view kKnownSpecs =
-    "row-major, nchw, nhwc, chwn, ncdhw, ndhwc, nChw4c, nChw8c, nChw16c, b_fs_yx_fsv16, "
-    "order(p0,p1,...), strides(s0,s1,...)";
+    "a oneDNN tag such as abcd, acdb or aBcd16b; a named format such as nchw, nhwc, nChw16c, OIhw16i16o, "
+    "bfyx, b_fs_yx_fsv16, NCHW4, CHWN4 or OIHW; row-major; order(p0,p1,...); strides(s0,s1,...)";
 
 // Every problem with a spec is reported through this, so the message always
 // names the spec and the dimensions it was applied to.
 class SpecParser {
  public:
-  SpecParser(std::string_view spec, const std::vector<int64_t>& dims) : spec_(spec), dims_(dims) {}
+  SpecParser(std::string_view spec, const std::vector<int64_t>& dims)
+      : spec_(spec), dims_(dims), ctx_(spec, dims) {}
 
-  [[noreturn]] void Fail(std::string_view why) const {
-    TILEC_USER_ERROR("bad layout '{}' for a tensor of dimensions [{}]: {}", spec_,
-                     fmt::join(dims_, ", "), why);
-  }
+  [[noreturn]] void Fail(std::string_view why) const { ctx_.Fail(why); }
 
   Layout Parse() {
     for (int64_t d : dims_)
       if (d < 0) Fail(fmt::format("dimension {} is negative", d));
     std::string_view s = Trim(spec_);
-    if (s.empty()) Fail(fmt::format("empty layout (expected one of {})", kKnownSpecs));
+    if (s.empty()) Fail(fmt::format("empty layout (expected {})", kKnownSpecs));
     if (s == "row-major") return Dense("row-major", Identity());
-    for (const auto& n : NamedOrders()) {
-      if (s != n.name) continue;
-      RequireRank(static_cast<int>(n.order.size()), "");
-      return Dense(std::string(n.name), n.order);
-    }
-    for (const auto& b : kNamedBlocks) {
-      if (s != b.name) continue;
-      RequireRank(4, " (logical order N, C, H, W)");
-      return Blocked(std::string(b.name), b.block);
-    }
     if (auto args = Call(s, "order")) return Order(*args);
     if (auto args = Call(s, "strides")) return Strides(*args);
-    Fail(fmt::format("unknown layout (expected one of {})", kKnownSpecs));
+    if (auto named = layout_internal::FindNamedFormat(s, ctx_)) {
+      std::vector<TagPart> parts =
+          layout_internal::ParseTag(named->tag, ctx_, fmt::format("it is the tag {}, which", named->tag));
+      return layout_internal::BuildTagLayout(std::string(s), parts, ctx_);
+    }
+    if (IsTag(s)) return layout_internal::BuildTagLayout(std::string(s), layout_internal::ParseTag(s, ctx_, "the tag"), ctx_);
+    Fail(fmt::format("unknown layout (expected {})", kKnownSpecs));
+  }
+
+  // A oneDNN tag: letters and block sizes only, and the letter a among them
+  // (named formats use other letters: n, c, h, w, b, f, y, x, …).
+  static bool IsTag(std::string_view s) {
+    bool has_a = false;
+    for (char c : s) {
+      if (!std::isalnum(static_cast<unsigned char>(c))) return false;
+      has_a = has_a || c == 'a' || c == 'A';
+    }
+    return has_a;
   }
 
  private:
@@ -97,19 +83,8 @@ class SpecParser {
     return order;
   }
 
-  void RequireRank(int want, std::string_view note) const {
-    if (rank() != want)
-      Fail(fmt::format("it needs a rank-{} tensor{}, not rank {}", want, note, rank()));
-  }
-
-  int64_t Mul(int64_t a, int64_t b) const {
-    if (a != 0 && b > kMaxI64 / a) Fail("the buffer size does not fit in 64 bits");
-    return a * b;
-  }
-  int64_t Add(int64_t a, int64_t b) const {
-    if (b > kMaxI64 - a) Fail("the buffer size does not fit in 64 bits");
-    return a + b;
-  }
+  int64_t Mul(int64_t a, int64_t b) const { return ctx_.Mul(a, b); }
+  int64_t Add(int64_t a, int64_t b) const { return ctx_.Add(a, b); }
 
   // "name(a, b, c)" -> the integers; nullopt if `s` is not a call of `name`.
   std::optional<std::vector<int64_t>> Call(std::string_view s, std::string_view name) const {
@@ -215,25 +190,9 @@ class SpecParser {
     return l;
   }
 
-  // n, c/B (size ceil(C/B)), h, w, c%B (size B); dense, padding included.
-  Layout Blocked(std::string name, int64_t block) const {
-    int64_t n = dims_[0], c = dims_[1], h = dims_[2], w = dims_[3];
-    int64_t outer = c / block + (c % block != 0);
-    Layout l;
-    l.name = std::move(name);
-    int64_t s_w = block;
-    int64_t s_h = Mul(s_w, w);
-    int64_t s_c = Mul(s_h, h);
-    int64_t s_n = Mul(s_c, outer);
-    l.phys = {PhysicalDim{0, 1, n, s_n}, PhysicalDim{1, block, outer, s_c},
-              PhysicalDim{2, 1, h, s_h}, PhysicalDim{3, 1, w, s_w},
-              PhysicalDim{1, 1, block, 1}};
-    l.elements = Mul(s_n, n);
-    return l;
-  }
-
   std::string_view spec_;
   const std::vector<int64_t>& dims_;
+  SpecContext ctx_;
 };
 
 // The logical dims a layout was built for, as far as the layout tells: a
@@ -301,6 +260,83 @@ Layout ParseLayout(std::string_view spec, const std::vector<int64_t>& dims) {
   return SpecParser(spec, dims).Parse();
 }
 
+std::optional<std::string> TagOf(std::string_view spec, int rank) {
+  if (rank < 0) return std::nullopt;
+  std::vector<int64_t> dims(rank, 1);
+  SpecContext ctx(spec, dims);
+  try {
+    if (auto named = layout_internal::FindNamedFormat(spec, ctx)) {
+      layout_internal::ParseTag(named->tag, ctx, "the tag");
+      return named->tag;
+    }
+    if (SpecParser::IsTag(spec)) return layout_internal::FormatTag(layout_internal::ParseTag(spec, ctx, "the tag"));
+  } catch (const UserError&) {
+  }
+  return std::nullopt;
+}
+
+std::vector<std::string> DimNames(std::string_view spec, int rank) {
+  std::vector<int64_t> dims(std::max(rank, 0), 1);
+  SpecContext ctx(spec, dims);
+  std::vector<std::string> names;
+  try {
+    if (auto named = layout_internal::FindNamedFormat(spec, ctx)) names = named->dim_names;
+    else if (TagOf(spec, rank))
+      for (int d = 0; d < rank; ++d) names.emplace_back(1, static_cast<char>('a' + d));
+  } catch (const UserError&) {
+  }
+  if (static_cast<int>(names.size()) != rank) {
+    names.clear();
+    for (int d = 0; d < rank; ++d) names.push_back(fmt::format("d{}", d));
+  }
+  return names;
+}
+
+std::optional<std::vector<int64_t>> PaddedDims(const Layout& l) {
+  std::optional<std::vector<int64_t>> dims = DimsOf(l);
+  if (!dims) return std::nullopt;
+  // Each dim's parts, by divisor from the largest: each divisor is the
+  // product of the sizes of the parts after it, down to 1.
+  for (size_t d = 0; d < dims->size(); ++d) {
+    std::vector<const PhysicalDim*> parts;
+    for (const PhysicalDim& p : l.phys)
+      if (p.dim == static_cast<int>(d)) parts.push_back(&p);
+    std::stable_sort(parts.begin(), parts.end(),
+                     [](const PhysicalDim* a, const PhysicalDim* b) { return a->divisor > b->divisor; });
+    int64_t inner = 1;
+    for (size_t k = parts.size(); k-- > 0;) {
+      if (parts[k]->divisor != inner) return std::nullopt;
+      if (k > 0 && parts[k]->size != 0 && inner > kMaxI64 / parts[k]->size) return std::nullopt;
+      if (k > 0) inner *= parts[k]->size;
+    }
+  }
+  return dims;
+}
+
+std::optional<std::string> DenseTag(const Layout& l) {
+  std::optional<std::vector<int64_t>> padded = PaddedDims(l);
+  if (!padded || padded->size() > 12) return std::nullopt;
+  // The tag: each dim's largest-divisor part is its letter (upper-case when
+  // the dim has other parts), the others its blocks.
+  std::vector<int> parts_of(padded->size(), 0);
+  std::vector<int64_t> largest(padded->size(), 0);
+  for (const PhysicalDim& p : l.phys) {
+    ++parts_of[p.dim];
+    largest[p.dim] = std::max(largest[p.dim], p.divisor);
+  }
+  std::vector<TagPart> parts;
+  for (const PhysicalDim& p : l.phys) {
+    if (p.divisor == largest[p.dim]) parts.push_back({p.dim, parts_of[p.dim] > 1 ? TagPart::Outer : TagPart::Plain, 0});
+    else parts.push_back({p.dim, TagPart::Block, p.size});
+  }
+  std::string tag = layout_internal::FormatTag(parts);
+  // Dense iff the tag builds the same parts, strides and size.
+  std::optional<Layout> back = TryParse(tag, *padded);
+  if (!back || back->phys != l.phys) return std::nullopt;
+  if (back->elements != l.elements) return std::nullopt;
+  return tag;
+}
+
 std::string ToSpec(const Layout& l) {
   std::optional<std::vector<int64_t>> dims = DimsOf(l);
   if (dims) {
@@ -308,6 +344,7 @@ std::string ToSpec(const Layout& l) {
     if (!l.name.empty())
       if (std::optional<Layout> named = TryParse(l.name, *dims); named && *named == l)
         return l.name;
+    if (std::optional<std::string> tag = DenseTag(l)) return *tag;
     // A plain layout is its strides, listed in logical order.
     bool plain = l.phys.size() == dims->size();
     std::vector<int64_t> strides(dims->size(), 0);

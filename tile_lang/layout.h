@@ -1,5 +1,5 @@
 // Physical layouts: how a tensor's logical index maps to an element offset in
-// its buffer.
+// its buffer. docs/layouts.md is the user's view (notation, names, padding).
 //
 // A layout is a list of physical dimensions, outermost first. Physical
 // dimension p takes logical dimension `dim`, divides it by `divisor` and (if
@@ -8,14 +8,24 @@
 //     offset  = sum_p stride_p * index_p
 // Plain layouts (NCHW, NHWC, any permutation or explicit strides) have one
 // physical dim per logical dim with divisor 1. Blocked layouts split a logical
-// dim into an outer and an inner part: nChw16c is
+// dim into an outer part and one or more inner blocks: nChw16c (tag aBcd16b) is
 //     n, c/16 (size ceil(C/16)), h, w, c%16 (size 16)
-// so every access stays affine once the compiler splits the index (c = 16*C + c16).
-// A tail block that the logical size does not fill is padding; kernels write
-// zeros there. `elements` is the buffer size in elements including padding.
+// and the double-blocked ABcd8a16b2a splits a into a/16, (a/2)%8 and a%2, so
+// every access stays affine once the compiler splits the index (c = 16*C + c16).
+// A dim's padded size is its size rounded up to the product of its blocks; the
+// tail block that the logical size does not fill is padding, which holds zeros
+// (kernels write them, PackToLayout fills them). `elements` is the buffer size
+// in elements including padding.
+//
+// Storage: every layout today is a linear buffer of elements. OpenCL images
+// (MACE's RGBA image2d mappings, seed 000) are to be added as a storage kind
+// beside `phys` (image width/height and which physical dims make the pixel
+// coordinates and the 4 channels), keeping `phys` as the element order inside
+// the image's linear equivalent, so the compiler's affine offsets stay valid.
 #pragma once
 
 #include <cstdint>
+#include <optional>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -31,12 +41,14 @@ struct PhysicalDim {
 };
 
 struct Layout {
-  std::string name;                 // "row-major", "nhwc", "nChw16c", "strided", …
+  std::string name;                 // the spec it was parsed from: "row-major", "nhwc", "aBcd16b", …
   std::vector<PhysicalDim> phys;    // outermost first
   int64_t elements = 0;             // buffer size in elements, padding included
 
   bool IsRowMajor(const std::vector<int64_t>& dims) const;
-  bool operator==(const Layout&) const = default;
+  // The same memory mapping: equal parts and buffer size, whatever the names
+  // (nChw16c, aBcd16b and b_fs_yx_fsv16 are one layout).
+  bool operator==(const Layout& o) const { return phys == o.phys && elements == o.elements; }
 };
 
 // The dense row-major layout of `dims` (what NumPy's C order means).
@@ -45,26 +57,69 @@ Layout RowMajorLayout(const std::vector<int64_t>& dims);
 std::string ToString(const Layout& l);
 
 // Parses a layout spec for a tensor of logical dimensions `dims`:
-//   "row-major"                          dense, last dim innermost (the default)
-//   "nchw" "nhwc" "chwn"                 rank 4, logical order N, C, H, W
-//   "ncdhw" "ndhwc"                      rank 5, logical order N, C, D, H, W
-//   "order(p0, p1, ...)"                 dense; a permutation of the logical
-//                                        dims, outermost first
-//   "strides(s0, s1, ...)"               element stride per logical dim; gaps are
-//                                        allowed (a view into a bigger buffer),
-//                                        elements = largest offset + 1; the dims
-//                                        must nest (no two elements alias)
-//   "nChw4c" "nChw8c" "nChw16c"          rank 4 NCHW, C blocked by 4/8/16 with
-//   "b_fs_yx_fsv16" (= nChw16c)          zero padding up to a whole block
-// The result's name is the spec's canonical spelling. UserError naming the
-// spec on any problem (unknown name, rank mismatch, bad number, aliasing
-// strides, size overflow).
+//   "row-major"                  dense, last dim innermost (the default)
+//   a oneDNN tag                 one letter per logical dim, a = dim 0, b = dim 1, …
+//                                in physical order, outermost first; an
+//                                upper-case letter is the outer part of a
+//                                blocked dim and "16b" an inner block of 16 of
+//                                dim b: "abcd", "acdb", "aBcd16b", "ABcd16b16a",
+//                                "ABcd8a16b2a" (a blocked twice); dense, every
+//                                blocked dim padded to the product of its blocks
+//   a named format               an alias of a tag (layout_names.cc; the full
+//                                table is docs/layouts.md): oneDNN names over
+//                                n,c,d,h,w / g,o,i,d,h,w letters (nchw, nhwc,
+//                                nChw16c, OIhw16i16o, Goihw16g, …), clDNN names
+//                                (bfyx, b_fs_yx_fsv16, os_is_yx_isv16_osv16, …),
+//                                MegEngine (NCHW, NHWC, NCHW4, NCHW32, NCHW64,
+//                                CHWN4), MACE CPU buffers (NCHW, OIHW, MIHW)
+//   "order(p0, p1, ...)"         dense; a permutation of the logical dims,
+//                                outermost first
+//   "strides(s0, s1, ...)"       element stride per logical dim; gaps are
+//                                allowed (a view into a bigger buffer),
+//                                elements = largest offset + 1; the dims
+//                                must nest (no two elements alias)
+// The result's name is the spec as given (trimmed). UserError naming the spec
+// and the problem (unknown name or letter, rank mismatch, a dim missing or
+// given twice, a block of 0, bad number, aliasing strides, size overflow).
 Layout ParseLayout(std::string_view spec, const std::vector<int64_t>& dims);
 
+// The oneDNN tag a spec stands for at rank `rank` ("nChw16c" -> "aBcd16b",
+// "CHWN4" -> "Bcda4b", "abcd" -> "abcd"), or nullopt for a spec that is not a
+// tag or a named format (row-major, order(...), strides(...)) or does not fit
+// the rank. Never throws.
+std::optional<std::string> TagOf(std::string_view spec, int rank);
+
+// The names the spec gives the logical dims, for printing ("bfyx" -> b, f, y,
+// x; "nChw8c" -> n, c, h, w; "NCHW4" -> n, c, h, w; a tag -> a, b, c, …;
+// anything else -> d0, d1, …).
+std::vector<std::string> DimNames(std::string_view spec, int rank);
+
+// The tag that describes a dense layout (every stride the product of the
+// sizes inside it, each blocked dim's parts nested), or nullopt.
+std::optional<std::string> DenseTag(const Layout& l);
+
+// Per logical dim, its size rounded up to the product of its blocks (what the
+// buffer holds), or nullopt for a layout whose parts do not nest that way.
+std::optional<std::vector<int64_t>> PaddedDims(const Layout& l);
+
+// A named format (an alias of a tag).
+struct LayoutAlias {
+  std::string_view name;      // "b_fs_yx_fsv16"
+  std::string_view family;    // "oneDNN", "clDNN", "MegEngine", "MACE"
+  int rank;
+  std::string_view tag;       // "aBcd16b"
+  std::string_view letters;   // names of the logical dims, in logical order: "bfyx"
+};
+// Every name the docs list, in the docs' order. Each parses (ParseLayout) to
+// the layout of its tag; the oneDNN and clDNN names are examples of their
+// families' notations, which parse beyond this list (layout_names.cc).
+const std::vector<LayoutAlias>& LayoutAliases();
+
 // A spec that ParseLayout turns back into an equivalent layout: the layout's
-// name when it still describes it, otherwise "strides(...)" for a plain
-// layout. UserError for a layout no spec describes. (ToString above is the
-// debug form, which shows every physical dimension.)
+// name when it still describes it, otherwise its dense tag, otherwise
+// "strides(...)" for a plain layout. UserError for a layout no spec
+// describes. (ToString above is the debug form, which shows every physical
+// dimension.)
 std::string ToSpec(const Layout& l);
 
 }  // namespace tilec::lang

@@ -381,10 +381,10 @@ class CliTest(unittest.TestCase):
         user_errors = [
             (["-s", "D=f32[1,8,8,4]:bogus", *self.CONV],
              "error: -s D=f32[1,8,8,4]:bogus: bad layout 'bogus' for a tensor of dimensions [1, 8, 8, 4]: "
-             "unknown layout (expected one of row-major, nchw, nhwc"),
+             "unknown layout (expected a oneDNN tag such as abcd, acdb or aBcd16b; a named format such as nchw"),
             (["-s", "D=f32[1,8,8,4]", "-s", "K=f32[3,3,4,4]:ndhwc"],
              "error: -s K=f32[3,3,4,4]:ndhwc: bad layout 'ndhwc' for a tensor of dimensions [3, 3, 4, 4]: "
-             "it needs a rank-5 tensor, not rank 4"),
+             "it needs a rank-5 tensor (logical order N, C, D, H, W), not rank 4"),
             (["-s", "D=f32[1,8,8,4]:", *self.CONV], "no layout after ':'"),
             (["-s", "D=f32[1,8,8,4]", *self.CONV, "--layout", "R=nhwz"],
              "error: --layout R=nhwz: bad layout 'nhwz' for a tensor of dimensions [1, 8, 8, 4]: unknown layout"),

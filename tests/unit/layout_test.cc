@@ -6,6 +6,7 @@
 
 #include "runtime/layout_pack.h"
 #include "support/error.h"
+#include "tests/unit/layout_helpers.h"
 #include "tile_lang/binder.h"
 #include "tile_lang/layout.h"
 #include "tile_lang/parser.h"
@@ -30,12 +31,9 @@ std::vector<int> Order(const Layout& l) {
   return o;
 }
 
-// Offset of a logical index, per the formula in layout.h.
-int64_t Offset(const Layout& l, const std::vector<int64_t>& i) {
-  int64_t off = 0;
-  for (const auto& p : l.phys) off += (i[p.dim] / p.divisor) % p.size * p.stride;
-  return off;
-}
+using testing::CheckPackRoundTrip;
+using testing::ErrorOf;
+using testing::Offset;
 
 const std::vector<int64_t> kNchw = {2, 3, 4, 5};
 
@@ -150,35 +148,32 @@ TEST(ToSpec, RoundTrips) {
     EXPECT_EQ(text, spec);
     EXPECT_EQ(ParseLayout(text, dims), l) << spec;
   }
-  // Unnamed or misnamed plain layouts print as their strides.
+  // Unnamed or misnamed dense layouts print as their tag; other plain
+  // layouts as their strides.
   Layout l = ParseLayout("nhwc", dims);
   l.name.clear();
-  EXPECT_EQ(ToSpec(l), "strides(300,1,100,20)");
+  EXPECT_EQ(ToSpec(l), "acdb");
   l.name = "nchw";
-  EXPECT_EQ(ToSpec(l), "strides(300,1,100,20)");
+  EXPECT_EQ(ToSpec(l), "acdb");
   Layout back = ParseLayout(ToSpec(l), dims);
   EXPECT_EQ(Strides(back, 4), Strides(l, 4));
   EXPECT_EQ(back.elements, l.elements);
-  // A blocked layout under a name that does not describe it has no spec.
+  Layout gap = ParseLayout("strides(1000,40,10,1)", dims);
+  gap.name = "nchw";
+  EXPECT_EQ(ToSpec(gap), "strides(1000,40,10,1)");
+  // A blocked layout under a name that does not describe it prints as its tag.
   Layout b = ParseLayout("nChw8c", dims);
   b.name = "mine";
+  EXPECT_EQ(ToSpec(b), "aBcd8b");
+  EXPECT_EQ(ParseLayout("aBcd8b", dims).phys, b.phys);
+  // A blocked layout that is not dense has no spec.
+  b.elements += 8;
   EXPECT_THROW(ToSpec(b), UserError);
   // Neither does a plain layout whose buffer is bigger than its strides need.
   Layout big = RowMajorLayout({2, 3});
   big.name.clear();
   big.elements = 100;
   EXPECT_THROW(ToSpec(big), UserError);
-}
-
-// The message of the UserError that `f` throws ("" if none).
-template <typename F>
-std::string ErrorOf(F&& f) {
-  try {
-    f();
-  } catch (const UserError& e) {
-    return e.message();
-  }
-  return "";
 }
 
 TEST(ParseLayout, Errors) {
@@ -189,15 +184,16 @@ TEST(ParseLayout, Errors) {
   };
   const int64_t big = int64_t{1} << 40;
   for (const Bad& b : std::vector<Bad>{
-           {"nhcw", kNchw,
-            "bad layout 'nhcw' for a tensor of dimensions [2, 3, 4, 5]: unknown layout "
-            "(expected one of row-major, nchw, nhwc, chwn, ncdhw, ndhwc, nChw4c, nChw8c, "
-            "nChw16c, b_fs_yx_fsv16, order(p0,p1,...), strides(s0,s1,...))"},
+           {"nhwq", kNchw,
+            "bad layout 'nhwq' for a tensor of dimensions [2, 3, 4, 5]: unknown layout "
+            "(expected a oneDNN tag such as abcd, acdb or aBcd16b; a named format such as nchw, "
+            "nhwc, nChw16c, OIhw16i16o, bfyx, b_fs_yx_fsv16, NCHW4, CHWN4 or OIHW; row-major; "
+            "order(p0,p1,...); strides(s0,s1,...))"},
            {"", kNchw, "bad layout '' for a tensor of dimensions [2, 3, 4, 5]: empty layout"},
-           {"NHWC", kNchw, "'NHWC' for a tensor of dimensions [2, 3, 4, 5]: unknown layout"},
+           {"NHWQ", kNchw, "'NHWQ' for a tensor of dimensions [2, 3, 4, 5]: unknown layout"},
            {"nhwc", {2, 3, 4}, "bad layout 'nhwc' for a tensor of dimensions [2, 3, 4]: it needs a "
-                               "rank-4 tensor, not rank 3"},
-           {"ndhwc", kNchw, "it needs a rank-5 tensor, not rank 4"},
+                               "rank-4 tensor (logical order N, C, H, W), not rank 3"},
+           {"ndhwc", kNchw, "it needs a rank-5 tensor (logical order N, C, D, H, W), not rank 4"},
            {"nChw16c", {2, 3, 4, 5, 6}, "it needs a rank-4 tensor (logical order N, C, H, W), not rank 5"},
            {"order(0,1,2)", kNchw, "order(...) lists 3 dimensions but the tensor has rank 4"},
            {"order(0,1,2,4)", kNchw, "order(...) names dimension 4, which is not in 0..3"},
@@ -276,32 +272,13 @@ TEST(BindLayouts, Errors) {
             "layout 'nhwc' given for unknown tensor 'Z'; the program's tensors are A, B, C, T");
   EXPECT_EQ(ErrorOf([&] { Bind(f, shapes, {{"B", "nhwc"}}); }),
             "tensor 'B': bad layout 'nhwc' for a tensor of dimensions [3, 4]: it needs a rank-4 "
-            "tensor, not rank 2");
+            "tensor (logical order N, C, H, W), not rank 2");
 }
 
 TEST(PackBlocked, RoundTripWithZeroPadding) {
   std::vector<int64_t> dims = {2, 20, 3, 2};
-  Tensor t(Shape{DataType::F32, dims});
-  FillRandom(t, 7);
-  for (int64_t i = 0; i < t.size(); ++i)  // no element is zero, so padding is recognisable
-    if (t.GetDouble(i) == 0) t.SetDouble(i, 1);
-  for (const char* spec : {"nChw4c", "nChw8c", "nChw16c", "b_fs_yx_fsv16"}) {
-    Layout l = ParseLayout(spec, dims);
-    std::vector<std::byte> bytes = runtime::PackToLayout(t, l);
-    ASSERT_EQ(bytes.size(), static_cast<size_t>(l.elements) * sizeof(float)) << spec;
-    std::vector<float> buf(l.elements);
-    std::memcpy(buf.data(), bytes.data(), bytes.size());
-    int64_t zeros = 0;
-    for (float v : buf) zeros += v == 0;
-    EXPECT_EQ(zeros, l.elements - t.size()) << spec;
-    // Spot-check one element against the layout formula.
-    std::vector<int64_t> idx = {1, 17, 2, 1};
-    int64_t flat = ((1 * 20 + 17) * 3 + 2) * 2 + 1;
-    EXPECT_EQ(buf[Offset(l, idx)], static_cast<float>(t.GetDouble(flat))) << spec;
-    Tensor back = runtime::UnpackFromLayout(bytes.data(), bytes.size(), t.shape(), l);
-    ASSERT_EQ(back.shape(), t.shape());
-    EXPECT_EQ(std::memcmp(back.data(), t.data(), t.bytes()), 0) << spec;
-  }
+  for (const char* spec : {"nChw4c", "nChw8c", "nChw16c", "b_fs_yx_fsv16"})
+    CheckPackRoundTrip(ParseLayout(spec, dims), dims, spec);
   // C = 20 in blocks of 16 stores 32 channels: 12 of every 32 are padding.
   EXPECT_EQ(ParseLayout("nChw16c", dims).elements - 2 * 20 * 3 * 2, 2 * 12 * 3 * 2);
 }

@@ -188,8 +188,9 @@ Command AddRunCommand(CLI::App& parent, const GlobalOptions& global) {
                                       "(floats in [-1, 1), ints in [-8, 8])");
   AddShapeLayoutOptions(app, opts->shapes, opts->layouts,
                         "Shape of a random input and optionally its layout, e.g. -s A=f32[32,224,224,64] or "
-                        "-s A=f32[1,64,56,56]:nChw16c (layouts: row-major, nchw, nhwc, chwn, ncdhw, ndhwc, "
-                        "nChw4c, nChw8c, nChw16c, order(p0,...), strides(s0,...))")
+                        "-s A=f32[1,64,56,56]:nChw16c (layouts: oneDNN tags such as acdb or aBcd16b, named "
+                        "formats such as nhwc, nChw16c, b_fs_yx_fsv16, NCHW4, CHWN4, row-major, order(p0,...), "
+                        "strides(s0,...); see docs/layouts.md and `tilec layout`)")
       ->needs(random);
   app->add_option("--seed", opts->seed, "Seed of the random inputs (input i uses SEED + i)")
       ->capture_default_str()

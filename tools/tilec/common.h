@@ -47,6 +47,7 @@ Command AddCompileCommand(CLI::App& parent, const GlobalOptions& global);
 Command AddExplainCommand(CLI::App& parent, const GlobalOptions& global);
 Command AddDevicesCommand(CLI::App& parent, const GlobalOptions& global);
 Command AddBenchCommand(CLI::App& parent, const GlobalOptions& global);
+Command AddLayoutCommand(CLI::App& parent, const GlobalOptions& global);
 
 // Reads a Tile source file. UserError with the path and the system's reason
 // if it cannot be read.
@@ -82,8 +83,9 @@ std::map<std::string, lang::Shape> ParseShapeArgs(const std::vector<std::string>
 // Help text for the -s option of commands that accept layouts.
 inline constexpr std::string_view kShapeLayoutHelp =
     "Shape of an input and optionally its memory layout, e.g. -s A=f32[1,56,56,64] or "
-    "-s A=f32[1,64,56,56]:nChw16c (layouts: row-major, nchw, nhwc, chwn, ncdhw, ndhwc, nChw4c, nChw8c, "
-    "nChw16c, order(p0,...), strides(s0,...); repeat per input)";
+    "-s A=f32[1,64,56,56]:nChw16c (layouts: oneDNN tags such as acdb or aBcd16b, named formats such as "
+    "nhwc, nChw16c, b_fs_yx_fsv16, NCHW4, CHWN4, row-major, order(p0,...), strides(s0,...); see "
+    "docs/layouts.md and `tilec layout`; repeat per input)";
 inline constexpr std::string_view kLayoutHelp =
     "Memory layout of any tensor (an input read from a file, an output, …), e.g. --layout R=nhwc "
     "(repeat per tensor; an input's layout may instead follow its -s shape)";
