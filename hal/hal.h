@@ -4,6 +4,9 @@
 // A Device allocates buffers, moves bytes, turns the sem functions of a
 // compiled program into target code (EmitCode, for `--emit`) and builds them
 // into an Executable whose kernels it launches synchronously.
+//
+// Thread safety: every Device member, and Executable::Launch, may be called
+// from several threads at once (launches of one Executable may serialize).
 #pragma once
 
 #include <array>
@@ -45,6 +48,14 @@ class Device {
   virtual std::unique_ptr<DeviceBuffer> Allocate(size_t bytes) = 0;
   virtual void Write(DeviceBuffer& buffer, const void* data, size_t bytes) = 0;
   virtual void Read(const DeviceBuffer& buffer, void* data, size_t bytes) = 0;
+
+  // A buffer over `bytes` of caller-owned host memory at `data` (which must
+  // outlive it), so kernels read and write that memory in place: host memory
+  // on CPU devices, CL_MEM_USE_HOST_PTR on OpenCL. Null when the device
+  // cannot use the memory directly (the caller then copies through Allocate).
+  virtual std::unique_ptr<DeviceBuffer> WrapHost(void* data, size_t bytes) { return nullptr; }
+  // Makes the kernels' writes to a WrapHost buffer visible in its host memory.
+  virtual void SyncHost(DeviceBuffer& buffer) {}
 
   // The target code of `module` (OpenCL C, LLVM IR, …).
   virtual std::string EmitCode(const sem::Module& module) = 0;

@@ -35,7 +35,11 @@ class CpuBuffer final : public DeviceBuffer {
     if (!data_) throw DeviceError(fmt::format("cannot allocate {} bytes of host memory", bytes));
     std::memset(data_, 0, padded);
   }
-  ~CpuBuffer() override { std::free(data_); }
+  // Caller-owned memory, used in place (WrapHost).
+  CpuBuffer(std::byte* data, size_t bytes) : data_(data), size_(bytes), owned_(false) {}
+  ~CpuBuffer() override {
+    if (owned_) std::free(data_);
+  }
   CpuBuffer(const CpuBuffer&) = delete;
   CpuBuffer& operator=(const CpuBuffer&) = delete;
 
@@ -45,6 +49,7 @@ class CpuBuffer final : public DeviceBuffer {
  private:
   std::byte* data_ = nullptr;
   size_t size_ = 0;
+  bool owned_ = true;
 };
 
 // The entry points of one compiled module, by kernel name.
@@ -141,6 +146,12 @@ size_t LlvmDevice::cached_module_count() const {
 
 std::unique_ptr<DeviceBuffer> LlvmDevice::Allocate(size_t bytes) {
   return std::make_unique<CpuBuffer>(bytes);
+}
+
+std::unique_ptr<DeviceBuffer> LlvmDevice::WrapHost(void* data, size_t bytes) {
+  // Kernels always get a valid pointer: an empty tensor gets its own buffer.
+  if (data == nullptr || bytes == 0) return nullptr;
+  return std::make_unique<CpuBuffer>(static_cast<std::byte*>(data), bytes);
 }
 
 void LlvmDevice::Write(DeviceBuffer& buffer, const void* data, size_t bytes) {

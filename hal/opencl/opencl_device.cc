@@ -153,6 +153,31 @@ void Device::Read(const Buffer& buffer, void* data, size_t bytes) {
           "clEnqueueReadBuffer");
 }
 
+Buffer Device::WrapHost(void* data, size_t bytes) {
+  TILEC_CHECK(impl_, "use of a moved-from Device");
+  TILEC_CHECK(data != nullptr && bytes > 0, "wrap of {} bytes at {}", bytes, data);
+  cl_int status = CL_SUCCESS;
+  cl_mem mem = clCreateBuffer(impl_->context.get(), CL_MEM_READ_WRITE | CL_MEM_USE_HOST_PTR, bytes,
+                              data, &status);
+  if (status != CL_SUCCESS)
+    ThrowClError("clCreateBuffer", status, fmt::format("{} bytes of host memory", bytes));
+  return Buffer(mem, bytes);
+}
+
+void Device::SyncHost(const Buffer& buffer) {
+  TILEC_CHECK(impl_, "use of a moved-from Device");
+  if (buffer.size() == 0) return;
+  cl_int status = CL_SUCCESS;
+  void* mapped = clEnqueueMapBuffer(impl_->queue.get(), buffer.handle(), CL_TRUE, CL_MAP_READ, 0,
+                                    buffer.size(), 0, nullptr, nullptr, &status);
+  if (status != CL_SUCCESS) ThrowClError("clEnqueueMapBuffer", status, fmt::format("{} bytes", buffer.size()));
+  cl_event raw = nullptr;
+  CheckCl(clEnqueueUnmapMemObject(impl_->queue.get(), buffer.handle(), mapped, 0, nullptr, &raw),
+          "clEnqueueUnmapMemObject");
+  EventRef event(raw);
+  WaitFor(event.get(), "clEnqueueUnmapMemObject", fmt::format("{} bytes", buffer.size()));
+}
+
 void Device::FillZero(Buffer& buffer) {
   TILEC_CHECK(impl_, "use of a moved-from Device");
   TILEC_CHECK(buffer.handle() != nullptr, "fill of an empty Buffer");

@@ -158,6 +158,11 @@ class Device {
   // Copy `bytes` (<= buffer.size()) from the start of `buffer` to the host.
   void Read(const Buffer& buffer, void* data, size_t bytes);
   void FillZero(Buffer& buffer);
+  // A buffer over caller-owned host memory (CL_MEM_USE_HOST_PTR), which must
+  // outlive it; `bytes` > 0. DeviceError if the driver refuses it.
+  Buffer WrapHost(void* data, size_t bytes);
+  // Maps and unmaps a WrapHost buffer, so the device's writes are in its host memory.
+  void SyncHost(const Buffer& buffer);
 
   // Builds `source` with `options` (clBuildProgram's option string), or returns
   // the program built before for the same (source, options) on this device:
