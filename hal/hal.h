@@ -19,6 +19,7 @@
 #include "compiler/hardware_model.h"
 #include "compiler/pipeline.h"
 #include "compiler/sem/ir.h"
+#include "hal/kernel_cache.h"
 
 namespace tilec::hal {
 
@@ -36,6 +37,12 @@ class Executable {
   // (its parameters: spec.outputs then spec.inputs) and waits for it.
   // Returns the kernel's device time in nanoseconds.
   virtual uint64_t Launch(size_t index, const std::vector<DeviceBuffer*>& buffers) = 0;
+};
+
+// How often Build found a program's device code in the disk cache.
+struct KernelCacheStats {
+  uint64_t disk_hits = 0;
+  uint64_t disk_misses = 0;
 };
 
 class Device {
@@ -62,6 +69,11 @@ class Device {
   // Builds every kernel of `program`. DeviceError (with the build log) if
   // the target compiler rejects the code.
   virtual std::unique_ptr<Executable> Build(const compiler::CompiledProgram& program) = 0;
+
+  // The persistent cache Build looks in before generating code and fills
+  // after (kernel_cache.h); none by default. Set before the first Build.
+  virtual void SetKernelCache(std::shared_ptr<const KernelCache> cache) {}
+  virtual KernelCacheStats kernel_cache_stats() const { return {}; }
 };
 
 // Opens a device by id: "opencl" (the first OpenCL device), "opencl:P:D".

@@ -4,6 +4,7 @@
 
 #include <mutex>
 
+#include "runtime/settings.h"
 #include "support/error.h"
 #include "tile_lang/binder.h"
 #include "tile_lang/parser.h"
@@ -33,6 +34,7 @@ std::shared_ptr<hal::Device> OpenSharedDevice(const std::string& id) {
   auto it = devices.find(key);
   if (it != devices.end()) return it->second;
   std::shared_ptr<hal::Device> device = hal::OpenDevice(key);
+  device->SetKernelCache(ProcessKernelCache());
   devices.emplace(key, device);
   return device;
 }

@@ -18,7 +18,8 @@
 namespace tilec::runtime {
 
 // The process's device for `id` ("llvm", "llvm:cpu", "opencl", "opencl:P:D"),
-// opened on first use. Errors as hal::OpenDevice.
+// opened on first use, with the process's disk cache of kernels
+// (ProcessKernelCache). Errors as hal::OpenDevice.
 std::shared_ptr<hal::Device> OpenSharedDevice(const std::string& id);
 
 // Everything a compiled program depends on besides the device.

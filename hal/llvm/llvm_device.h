@@ -42,7 +42,13 @@ class LlvmDevice final : public hal::Device {
   // The same IR after the O3 pipeline.
   std::string EmitOptimizedIR(const sem::Module& module);
 
+  // Looks for the module's object code in the disk cache (if set) under a
+  // key of the IR text, the host CPU's triple, name and features, LLVM's
+  // version, the optimization level and Tilec's version; compiles and stores
+  // it on a miss.
   std::unique_ptr<Executable> Build(const compiler::CompiledProgram& program) override;
+  void SetKernelCache(std::shared_ptr<const KernelCache> cache) override;
+  KernelCacheStats kernel_cache_stats() const override;
 
   int threads() const;                 // of the launch pool, the caller included
   size_t cached_module_count() const;  // distinct modules compiled so far
