@@ -21,6 +21,16 @@ run(${build}/add_c)
 run(${build}/add_c_static)
 run(${build}/conv_cpp)
 
+# The Python module, from the prefix.
+file(GLOB_RECURSE py_modules ${prefix}/tilec.cpython*.so)
+if(py_modules)
+  list(GET py_modules 0 py_module)
+  get_filename_component(py_dir ${py_module} DIRECTORY)
+  run(${CMAKE_COMMAND} -E env PYTHONPATH=${py_dir} ${PYTHON} ${SOURCE_DIR}/examples/embed/numpy_add.py)
+elseif(REQUIRE_PYTHON)
+  message(FATAL_ERROR "the Python module was not installed")
+endif()
+
 # pkg-config, as a Makefile would use it.
 file(GLOB_RECURSE pc_files ${prefix}/*/tilec.pc)
 list(GET pc_files 0 pc)
