@@ -39,12 +39,6 @@ class Executable {
   virtual uint64_t Launch(size_t index, const std::vector<DeviceBuffer*>& buffers) = 0;
 };
 
-// How often Build found a program's device code in the disk cache.
-struct KernelCacheStats {
-  uint64_t disk_hits = 0;
-  uint64_t disk_misses = 0;
-};
-
 class Device {
  public:
   virtual ~Device() = default;

@@ -42,6 +42,12 @@ struct KernelCacheEntry {
   int64_t age_seconds = 0;  // since last use
 };
 
+// How often a device's Build found its code in the disk cache.
+struct KernelCacheStats {
+  uint64_t disk_hits = 0;
+  uint64_t disk_misses = 0;
+};
+
 class KernelCache {
  public:
   explicit KernelCache(KernelCacheOptions options);

@@ -89,6 +89,11 @@ class ClDevice final : public hal::Device {
   }
   void SyncHost(DeviceBuffer& b) override { device_.SyncHost(static_cast<ClBuffer&>(b).buffer()); }
 
+  void SetKernelCache(std::shared_ptr<const KernelCache> cache) override {
+    device_.SetKernelCache(std::move(cache));
+  }
+  KernelCacheStats kernel_cache_stats() const override { return device_.kernel_cache_stats(); }
+
   std::string EmitCode(const sem::Module& module) override { return EmitOpenCL(module, emit_); }
 
   std::unique_ptr<Executable> Build(const compiler::CompiledProgram& program) override {

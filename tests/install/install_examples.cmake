@@ -22,10 +22,11 @@ run(${build}/add_c_static)
 run(${build}/conv_cpp)
 
 # The Python module, from the prefix.
-file(GLOB_RECURSE py_modules ${prefix}/tilec.cpython*.so)
+file(GLOB_RECURSE py_modules ${prefix}/_tilec.cpython*.so)
 if(py_modules)
   list(GET py_modules 0 py_module)
   get_filename_component(py_dir ${py_module} DIRECTORY)
+  get_filename_component(py_dir ${py_dir} DIRECTORY)
   run(${CMAKE_COMMAND} -E env PYTHONPATH=${py_dir} ${PYTHON} ${SOURCE_DIR}/examples/embed/numpy_add.py)
 elseif(REQUIRE_PYTHON)
   message(FATAL_ERROR "the Python module was not installed")

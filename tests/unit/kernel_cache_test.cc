@@ -196,3 +196,36 @@ TEST(LlvmDiskCache, CorruptObjectIsCompiledAgainAndReplaced) {
 
 }  // namespace
 }  // namespace tilec::testing
+
+namespace tilec::testing {
+namespace {
+
+// OpenCL: the program binary of the first device's build is what a second
+// device (a new context, as in a second process) builds from.
+hal::KernelCacheStats BuildOnFreshOpenClDevice(const hal::KernelCacheOptions& options) {
+  std::vector<std::string> ids = hal::ListDeviceIds();
+  auto it = std::find_if(ids.begin(), ids.end(), [](const std::string& id) { return id.rfind("opencl:", 0) == 0; });
+  if (it == ids.end()) return {};
+  std::shared_ptr<hal::Device> device = hal::OpenDevice(*it);
+  device->SetKernelCache(std::make_shared<hal::KernelCache>(options));
+  compiler::CompileOptions o;
+  o.hw = device->hardware_model();
+  runtime::Program p = runtime::Program::Compile(BindCase(kConv), device, o, true);
+  CompareWithEvaluator(p, "conv_relu on OpenCL");
+  return device->kernel_cache_stats();
+}
+
+TEST(OpenClDiskCache, SecondDeviceBuildsFromTheBinary) {
+  if (!DeviceFor("opencl")) GTEST_SKIP() << "no OpenCL device";
+  CacheDir dir;
+  hal::KernelCacheStats first = BuildOnFreshOpenClDevice(dir.Options());
+  EXPECT_EQ(first.disk_hits, 0u);
+  EXPECT_EQ(first.disk_misses, 1u);
+  hal::KernelCacheStats second = BuildOnFreshOpenClDevice(dir.Options());
+  EXPECT_EQ(second.disk_hits, 1u);
+  EXPECT_EQ(second.disk_misses, 0u);
+  EXPECT_EQ(BuildOnFreshOpenClDevice(dir.Options("another version")).disk_hits, 0u);
+}
+
+}  // namespace
+}  // namespace tilec::testing

@@ -1,4 +1,5 @@
-// The Python module `tilec`: Tile programs as Python callables on NumPy
+// The extension module `tilec._tilec` behind the Python package `tilec`
+// (python/tilec/__init__.py re-exports it): Tile programs as Python callables on NumPy
 // arrays and on any object with __dlpack__ (PyTorch CPU tensors), through the
 // C++ API.
 //
@@ -168,7 +169,7 @@ class Function {
 
 }  // namespace
 
-PYBIND11_MODULE(tilec, m) {
+PYBIND11_MODULE(_tilec, m) {
   m.doc() = "Tilec: compile Tile tensor programs and run them on NumPy arrays and DLPack tensors";
   static py::exception<tilec::Error> error(m, "Error");
   py::register_exception_translator([](std::exception_ptr p) {
