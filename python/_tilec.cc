@@ -45,16 +45,32 @@ tilec_dtype ToDtype(const py::dtype& d) {
 }
 
 py::dtype FromDtype(tilec_dtype t) {
-  static const char* names[] = {"bool", "int8",   "int16",   "int32",   "int64",   "uint8",
-                                "uint16", "uint32", "uint64", "float16", "float32", "float64"};
-  return py::dtype(names[t]);
+  switch (t) {
+    case TILEC_BOOL: return py::dtype::of<bool>();
+    case TILEC_I8: return py::dtype::of<int8_t>();
+    case TILEC_I16: return py::dtype::of<int16_t>();
+    case TILEC_I32: return py::dtype::of<int32_t>();
+    case TILEC_I64: return py::dtype::of<int64_t>();
+    case TILEC_U8: return py::dtype::of<uint8_t>();
+    case TILEC_U16: return py::dtype::of<uint16_t>();
+    case TILEC_U32: return py::dtype::of<uint32_t>();
+    case TILEC_U64: return py::dtype::of<uint64_t>();
+    case TILEC_F16: return py::dtype("float16");
+    case TILEC_F32: return py::dtype::of<float>();
+    case TILEC_F64: return py::dtype::of<double>();
+  }
+  throw py::type_error("tilec: unknown element type");
 }
 
 // An argument as a NumPy array over the same memory: ndarrays as they are,
 // other objects through their __dlpack__ (numpy.from_dlpack, no copy).
 py::array AsArray(const py::handle& obj, const std::string& name) {
   if (py::isinstance<py::array>(obj)) return py::reinterpret_borrow<py::array>(obj);
-  if (py::hasattr(obj, "__dlpack__")) return py::module_::import("numpy").attr("from_dlpack")(obj);
+  if (py::hasattr(obj, "__dlpack__")) {
+    // Looked up once; never destroyed (it would outlive the interpreter).
+    static py::object* from_dlpack = new py::object(py::module_::import("numpy").attr("from_dlpack"));
+    return (*from_dlpack)(obj);
+  }
   throw py::type_error("tilec: '" + name + "' must be a NumPy array or support __dlpack__, not " +
                        std::string(py::str(py::type::of(obj))));
 }
@@ -108,7 +124,7 @@ class Function {
     std::vector<Arg> args;
     for (auto& [k, a] : inputs) {
       args.push_back(MakeArg(a));
-      signature += k + ":" + py::repr(a.dtype()).cast<std::string>();
+      signature += k + ":" + std::to_string(static_cast<int>(args.back().tensor.dtype));
       for (int64_t d : args.back().dims) signature += "," + std::to_string(d);
       signature += ";";
     }
