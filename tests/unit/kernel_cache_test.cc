@@ -147,14 +147,19 @@ const Case kConv(R"(function (D[N, X, Y, CI], K[I, J, CO, CI]) -> (R) {
 })",
                  {{"D", F32({1, 9, 7, 5})}, {"K", F32({3, 3, 6, 5})}});
 
-hal::KernelCacheStats BuildOnFreshDevice(const hal::KernelCacheOptions& options) {
-  auto device = std::make_shared<hal::cpu::LlvmDevice>();
+// Compiles and checks kConv on `device` with a disk cache of `options`.
+hal::KernelCacheStats BuildWithCache(const std::shared_ptr<hal::Device>& device,
+                                     const hal::KernelCacheOptions& options) {
   device->SetKernelCache(std::make_shared<hal::KernelCache>(options));
   compiler::CompileOptions o;
   o.hw = device->hardware_model();
   runtime::Program p = runtime::Program::Compile(BindCase(kConv), device, o, true);
-  CompareWithEvaluator(p, "conv_relu");
+  CompareWithEvaluator(p, "conv_relu on " + device->id());
   return device->kernel_cache_stats();
+}
+
+hal::KernelCacheStats BuildOnFreshDevice(const hal::KernelCacheOptions& options) {
+  return BuildWithCache(std::make_shared<hal::cpu::LlvmDevice>(), options);
 }
 
 TEST(LlvmDiskCache, SecondDeviceLoadsTheObjectCode) {
@@ -206,13 +211,7 @@ hal::KernelCacheStats BuildOnFreshOpenClDevice(const hal::KernelCacheOptions& op
   std::vector<std::string> ids = hal::ListDeviceIds();
   auto it = std::find_if(ids.begin(), ids.end(), [](const std::string& id) { return id.rfind("opencl:", 0) == 0; });
   if (it == ids.end()) return {};
-  std::shared_ptr<hal::Device> device = hal::OpenDevice(*it);
-  device->SetKernelCache(std::make_shared<hal::KernelCache>(options));
-  compiler::CompileOptions o;
-  o.hw = device->hardware_model();
-  runtime::Program p = runtime::Program::Compile(BindCase(kConv), device, o, true);
-  CompareWithEvaluator(p, "conv_relu on OpenCL");
-  return device->kernel_cache_stats();
+  return BuildWithCache(hal::OpenDevice(*it), options);
 }
 
 TEST(OpenClDiskCache, SecondDeviceBuildsFromTheBinary) {
