@@ -58,6 +58,7 @@ py::dtype FromDtype(tilec_dtype t) {
     case TILEC_F16: return py::dtype("float16");
     case TILEC_F32: return py::dtype::of<float>();
     case TILEC_F64: return py::dtype::of<double>();
+    case TILEC_DTYPE_FORCE_INT_: break;
   }
   throw py::type_error("tilec: unknown element type");
 }

@@ -66,7 +66,10 @@ typedef enum tilec_dtype {
   TILEC_U64 = 8,
   TILEC_F16 = 9,
   TILEC_F32 = 10,
-  TILEC_F64 = 11
+  TILEC_F64 = 11,
+  /* Not a type: makes every int a valid tilec_dtype value, so a wrong value
+   * from the caller is reported (TILEC_ERROR_USAGE) rather than undefined. */
+  TILEC_DTYPE_FORCE_INT_ = 0x7fffffff
 } tilec_dtype;
 
 typedef struct tilec_error_s* tilec_error;
