@@ -4,6 +4,9 @@
 // A Device allocates buffers, moves bytes, turns the sem functions of a
 // compiled program into target code (EmitCode, for `--emit`) and builds them
 // into an Executable whose kernels it launches synchronously.
+//
+// Thread safety: every Device member, and Executable::Launch, may be called
+// from several threads at once (launches of one Executable may serialize).
 #pragma once
 
 #include <array>
@@ -16,6 +19,7 @@
 #include "compiler/hardware_model.h"
 #include "compiler/pipeline.h"
 #include "compiler/sem/ir.h"
+#include "hal/kernel_cache.h"
 
 namespace tilec::hal {
 
@@ -46,11 +50,24 @@ class Device {
   virtual void Write(DeviceBuffer& buffer, const void* data, size_t bytes) = 0;
   virtual void Read(const DeviceBuffer& buffer, void* data, size_t bytes) = 0;
 
+  // A buffer over `bytes` of caller-owned host memory at `data` (which must
+  // outlive it), so kernels read and write that memory in place: host memory
+  // on CPU devices, CL_MEM_USE_HOST_PTR on OpenCL. Null when the device
+  // cannot use the memory directly (the caller then copies through Allocate).
+  virtual std::unique_ptr<DeviceBuffer> WrapHost(void* data, size_t bytes) { return nullptr; }
+  // Makes the kernels' writes to a WrapHost buffer visible in its host memory.
+  virtual void SyncHost(DeviceBuffer& buffer) {}
+
   // The target code of `module` (OpenCL C, LLVM IR, …).
   virtual std::string EmitCode(const sem::Module& module) = 0;
   // Builds every kernel of `program`. DeviceError (with the build log) if
   // the target compiler rejects the code.
   virtual std::unique_ptr<Executable> Build(const compiler::CompiledProgram& program) = 0;
+
+  // The persistent cache Build looks in before generating code and fills
+  // after (kernel_cache.h); none by default. Set before the first Build.
+  virtual void SetKernelCache(std::shared_ptr<const KernelCache> cache) {}
+  virtual KernelCacheStats kernel_cache_stats() const { return {}; }
 };
 
 // Opens a device by id: "opencl" (the first OpenCL device), "opencl:P:D".

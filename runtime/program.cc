@@ -1,11 +1,66 @@
 #include "runtime/program.h"
 
+#include <algorithm>
+#include <cstring>
+
+#include "compiler/sem/ir.h"
 #include "runtime/layout_pack.h"
 #include "support/error.h"
 #include "tile_lang/binder.h"
 #include "tile_lang/parser.h"
 
 namespace tilec::runtime {
+namespace {
+
+// Vector stores marked streaming are aligned to the whole vector (sem::Store's
+// promise); every other access only to its element.
+constexpr size_t kStreamingAlignment = 64;
+
+class FindsStreamingStore : public sem::Visitor {
+ public:
+  bool found = false;
+
+ protected:
+  void VisitStore(const sem::Store& n) override {
+    if (n.streaming) found = true;
+    sem::Visitor::VisitStore(n);
+  }
+};
+
+bool HasStreamingStore(const sem::Function& f) {
+  FindsStreamingStore finder;
+  finder.Visit(f.body);
+  return finder.found;
+}
+
+size_t LayoutBytes(const lang::TensorDecl& t) {
+  return static_cast<size_t>(t.layout.elements) * lang::ByteSize(t.shape.dtype);
+}
+
+}  // namespace
+
+class Program::Pool {
+ public:
+  std::unique_ptr<BufferSet> Take() {
+    std::lock_guard<std::mutex> lock(mutex_);
+    if (free_.empty()) return std::make_unique<BufferSet>();
+    std::unique_ptr<BufferSet> set = std::move(free_.back());
+    free_.pop_back();
+    return set;
+  }
+  void Give(std::unique_ptr<BufferSet> set) {
+    std::lock_guard<std::mutex> lock(mutex_);
+    free_.push_back(std::move(set));
+  }
+
+ private:
+  std::mutex mutex_;
+  std::vector<std::unique_ptr<BufferSet>> free_;
+};
+
+Program::Program(Program&&) noexcept = default;
+Program& Program::operator=(Program&&) noexcept = default;
+Program::~Program() = default;
 
 Program Program::Compile(const SourceFilePtr& source,
                          const std::map<std::string, lang::Shape>& shapes,
@@ -23,49 +78,54 @@ Program Program::Compile(const lang::Program& bound, std::shared_ptr<hal::Device
   p.device_ = std::move(device);
   p.compiled_ = compiler::CompileProgram(bound, options);
   p.executable_ = p.device_->Build(p.compiled_);
-  p.Allocate();
+  p.Prepare();
   return p;
 }
 
-void Program::Allocate() {
-  auto add = [&](const std::string& name) {
-    if (buffers_.count(name)) return;
-    const lang::TensorDecl& t = compiled_.program.Tensor(name);
-    size_t bytes = static_cast<size_t>(t.layout.elements) * lang::ByteSize(t.shape.dtype);
-    buffers_[name] = device_->Allocate(bytes);
-  };
-  for (const std::string& n : compiled_.program.inputs) add(n);
-  for (const std::string& n : compiled_.program.outputs) add(n);
-  for (const compiler::CompiledKernel& k : compiled_.kernels) {
-    for (const std::string& n : k.spec.outputs) add(n);
-    for (const std::string& n : k.spec.inputs) add(n);
-  }
-}
-
-void Program::Upload(const std::map<std::string, lang::Tensor>& inputs) {
+void Program::Prepare() {
   const lang::Program& prog = compiled_.program;
-  for (const std::string& name : prog.inputs) {
-    auto it = inputs.find(name);
-    if (it == inputs.end()) TILEC_USER_ERROR("no tensor given for input '{}'", name);
+  auto slot = [&](const std::string& name) {
+    auto it = std::find(slot_names_.begin(), slot_names_.end(), name);
+    if (it != slot_names_.end()) return static_cast<size_t>(it - slot_names_.begin());
     const lang::TensorDecl& t = prog.Tensor(name);
-    if (!(it->second.shape() == t.shape))
-      TILEC_USER_ERROR("input '{}' has shape {} but the program was compiled for {}", name,
-                       ToString(it->second.shape()), ToString(t.shape));
-    std::vector<std::byte> bytes = PackToLayout(it->second, t.layout);
-    device_->Write(*buffers_.at(name), bytes.data(), bytes.size());
+    slot_names_.push_back(name);
+    slot_bytes_.push_back(LayoutBytes(t));
+    slot_alignment_.push_back(lang::ByteSize(t.shape.dtype));
+    return slot_names_.size() - 1;
+  };
+  for (const std::string& n : prog.inputs) slot(n);
+  for (const std::string& n : prog.outputs) slot(n);
+  for (const compiler::CompiledKernel& k : compiled_.kernels) {
+    std::vector<size_t> params;
+    for (const std::string& n : k.spec.outputs) params.push_back(slot(n));
+    for (const std::string& n : k.spec.inputs) params.push_back(slot(n));
+    if (HasStreamingStore(k.code.function))
+      for (const std::string& n : k.spec.outputs)
+        slot_alignment_[slot(n)] = std::max(slot_alignment_[slot(n)], kStreamingAlignment);
+    kernel_slots_.push_back(std::move(params));
   }
-  for (const auto& [name, tensor] : inputs)
-    if (std::find(prog.inputs.begin(), prog.inputs.end(), name) == prog.inputs.end())
-      TILEC_USER_ERROR("'{}' is not an input of the program", name);
+  pool_ = std::make_unique<Pool>();
+  staged_ = std::make_unique<BufferSet>();
 }
 
-RunStats Program::Execute() {
+size_t Program::HostAlignment(const std::string& tensor) const {
+  auto it = std::find(slot_names_.begin(), slot_names_.end(), tensor);
+  TILEC_CHECK(it != slot_names_.end(), "no tensor '{}'", tensor);
+  return slot_alignment_[it - slot_names_.begin()];
+}
+
+hal::DeviceBuffer& Program::Owned(BufferSet& set, size_t slot) {
+  if (set.owned.size() < slot_names_.size()) set.owned.resize(slot_names_.size());
+  if (!set.owned[slot]) set.owned[slot] = device_->Allocate(slot_bytes_[slot]);
+  return *set.owned[slot];
+}
+
+RunStats Program::Launch(const std::vector<hal::DeviceBuffer*>& slots) {
   RunStats stats;
-  for (size_t i = 0; i < compiled_.kernels.size(); ++i) {
-    const compiler::KernelSpec& spec = compiled_.kernels[i].spec;
-    std::vector<hal::DeviceBuffer*> args;
-    for (const std::string& n : spec.outputs) args.push_back(buffers_.at(n).get());
-    for (const std::string& n : spec.inputs) args.push_back(buffers_.at(n).get());
+  std::vector<hal::DeviceBuffer*> args;
+  for (size_t i = 0; i < kernel_slots_.size(); ++i) {
+    args.clear();
+    for (size_t s : kernel_slots_[i]) args.push_back(slots[s]);
     uint64_t ns = executable_->Launch(i, args);
     stats.kernel_ns.push_back(ns);
     stats.total_ns += ns;
@@ -73,41 +133,167 @@ RunStats Program::Execute() {
   return stats;
 }
 
-std::map<std::string, lang::Tensor> Program::Download() {
+void Program::RunOn(std::span<const HostView> inputs, std::span<const HostView> outputs,
+                    RunStats* stats) {
+  const lang::Program& prog = compiled_.program;
+  if (inputs.size() != prog.inputs.size())
+    TILEC_USER_ERROR("the program has {} inputs but {} were given", prog.inputs.size(), inputs.size());
+  if (outputs.size() != prog.outputs.size())
+    TILEC_USER_ERROR("the program has {} outputs but {} were given", prog.outputs.size(),
+                     outputs.size());
+  size_t num_in = inputs.size();
+  for (size_t i = 0; i < num_in + outputs.size(); ++i) {
+    bool is_input = i < num_in;
+    const HostView& view = is_input ? inputs[i] : outputs[i - num_in];
+    CheckView(view, prog.Tensor(slot_names_[i]),
+              fmt::format("{} '{}'", is_input ? "input" : "output", slot_names_[i]), !is_input);
+  }
+
+  // The pooled set goes back to the pool however the run ends.
+  struct Lease {
+    Pool& pool;
+    std::unique_ptr<BufferSet> set;
+    ~Lease() { pool.Give(std::move(set)); }
+  } lease{*pool_, pool_->Take()};
+  BufferSet& set = *lease.set;
+
+  std::vector<hal::DeviceBuffer*> slots(slot_names_.size(), nullptr);
+  std::vector<std::unique_ptr<hal::DeviceBuffer>> wrapped(num_in + outputs.size());
+  int copied = 0;
+  for (size_t i = 0; i < num_in + outputs.size(); ++i) {
+    const HostView& view = i < num_in ? inputs[i] : outputs[i - num_in];
+    const lang::TensorDecl& t = prog.Tensor(slot_names_[i]);
+    bool in_place = MatchesLayout(view, t.layout) &&
+                    reinterpret_cast<uintptr_t>(view.data) % slot_alignment_[i] == 0;
+    if (in_place) wrapped[i] = device_->WrapHost(view.data, slot_bytes_[i]);
+    if (wrapped[i]) {
+      slots[i] = wrapped[i].get();
+      continue;
+    }
+    hal::DeviceBuffer& buffer = Owned(set, i);
+    slots[i] = &buffer;
+    ++copied;
+    if (i >= num_in || slot_bytes_[i] == 0) continue;
+    if (view.strides.empty()) {
+      device_->Write(buffer, view.data, slot_bytes_[i]);
+    } else {
+      std::vector<std::byte> bytes = PackToLayout(Gather(view), t.layout);
+      device_->Write(buffer, bytes.data(), bytes.size());
+    }
+  }
+  for (size_t s = num_in + outputs.size(); s < slot_names_.size(); ++s) slots[s] = &Owned(set, s);
+
+  RunStats s = Launch(slots);
+  s.copied_views = copied;
+
+  for (size_t i = num_in; i < num_in + outputs.size(); ++i) {
+    const HostView& view = outputs[i - num_in];
+    if (wrapped[i]) {
+      device_->SyncHost(*wrapped[i]);
+      continue;
+    }
+    if (slot_bytes_[i] == 0) continue;
+    if (view.strides.empty()) {
+      device_->Read(*slots[i], view.data, slot_bytes_[i]);
+    } else {
+      const lang::TensorDecl& t = prog.Tensor(slot_names_[i]);
+      std::vector<std::byte> bytes(slot_bytes_[i]);
+      device_->Read(*slots[i], bytes.data(), bytes.size());
+      Scatter(UnpackFromLayout(bytes.data(), bytes.size(), t.shape, t.layout), view);
+    }
+  }
+  if (stats) *stats = std::move(s);
+}
+
+namespace {
+
+HostView ViewOf(const lang::Tensor& t) {
+  return HostView{const_cast<std::byte*>(t.data()), t.bytes(), t.shape(),
+                  RowMajorStrides(t.shape().dims)};
+}
+
+}  // namespace
+
+std::map<std::string, lang::Tensor> Program::Run(const std::map<std::string, lang::Tensor>& inputs,
+                                                 RunStats* stats) {
+  const lang::Program& prog = compiled_.program;
+  std::vector<HostView> in_views;
+  for (const std::string& name : prog.inputs) {
+    auto it = inputs.find(name);
+    if (it == inputs.end()) TILEC_USER_ERROR("no tensor given for input '{}'", name);
+    in_views.push_back(ViewOf(it->second));
+  }
+  for (const auto& [name, tensor] : inputs)
+    if (std::find(prog.inputs.begin(), prog.inputs.end(), name) == prog.inputs.end())
+      TILEC_USER_ERROR("'{}' is not an input of the program", name);
   std::map<std::string, lang::Tensor> out;
-  for (const std::string& name : compiled_.program.outputs) {
-    const lang::TensorDecl& t = compiled_.program.Tensor(name);
-    const hal::DeviceBuffer& b = *buffers_.at(name);
-    std::vector<std::byte> bytes(b.size());
+  std::vector<HostView> out_views;
+  for (const std::string& name : prog.outputs) {
+    lang::Tensor& t = out.emplace(name, lang::Tensor(prog.Tensor(name).shape)).first->second;
+    out_views.push_back(ViewOf(t));
+  }
+  RunOn(in_views, out_views, stats);
+  return out;
+}
+
+void Program::Upload(const std::map<std::string, lang::Tensor>& inputs) {
+  const lang::Program& prog = compiled_.program;
+  for (size_t i = 0; i < prog.inputs.size(); ++i) {
+    const std::string& name = prog.inputs[i];
+    auto it = inputs.find(name);
+    if (it == inputs.end()) TILEC_USER_ERROR("no tensor given for input '{}'", name);
+    const lang::TensorDecl& t = prog.Tensor(name);
+    CheckView(ViewOf(it->second), t, fmt::format("input '{}'", name), false);
+    std::vector<std::byte> bytes = PackToLayout(it->second, t.layout);
+    device_->Write(Owned(*staged_, i), bytes.data(), bytes.size());
+  }
+  for (const auto& [name, tensor] : inputs)
+    if (std::find(prog.inputs.begin(), prog.inputs.end(), name) == prog.inputs.end())
+      TILEC_USER_ERROR("'{}' is not an input of the program", name);
+}
+
+RunStats Program::Execute() {
+  std::vector<hal::DeviceBuffer*> slots;
+  for (size_t s = 0; s < slot_names_.size(); ++s) slots.push_back(&Owned(*staged_, s));
+  return Launch(slots);
+}
+
+std::map<std::string, lang::Tensor> Program::Download() {
+  const lang::Program& prog = compiled_.program;
+  std::map<std::string, lang::Tensor> out;
+  for (size_t i = prog.inputs.size(); i < prog.inputs.size() + prog.outputs.size(); ++i) {
+    const lang::TensorDecl& t = prog.Tensor(slot_names_[i]);
+    hal::DeviceBuffer& b = Owned(*staged_, i);
+    std::vector<std::byte> bytes(slot_bytes_[i]);
     device_->Read(b, bytes.data(), bytes.size());
-    out.emplace(name, UnpackFromLayout(bytes.data(), bytes.size(), t.shape, t.layout));
+    out.emplace(t.name, UnpackFromLayout(bytes.data(), bytes.size(), t.shape, t.layout));
   }
   return out;
 }
 
+// The staged set's buffer of `tensor` (Upload/Execute/Download's), or null
+// before the first Upload or Execute allocated it.
+hal::DeviceBuffer* Program::StagedBuffer(const std::string& tensor) const {
+  auto it = std::find(slot_names_.begin(), slot_names_.end(), tensor);
+  if (it == slot_names_.end()) TILEC_USER_ERROR("tensor '{}' has no device buffer", tensor);
+  size_t slot = static_cast<size_t>(it - slot_names_.begin());
+  if (slot >= staged_->owned.size() || !staged_->owned[slot])
+    TILEC_USER_ERROR("tensor '{}' has no staged buffer yet (Upload or Execute first)", tensor);
+  return staged_->owned[slot].get();
+}
+
 std::vector<std::byte> Program::ReadBuffer(const std::string& tensor) const {
-  auto it = buffers_.find(tensor);
-  if (it == buffers_.end()) TILEC_USER_ERROR("tensor '{}' has no device buffer", tensor);
-  std::vector<std::byte> bytes(it->second->size());
-  device_->Read(*it->second, bytes.data(), bytes.size());
+  hal::DeviceBuffer* b = StagedBuffer(tensor);
+  std::vector<std::byte> bytes(b->size());
+  device_->Read(*b, bytes.data(), bytes.size());
   return bytes;
 }
 
 void Program::WriteBuffer(const std::string& tensor, const std::vector<std::byte>& bytes) {
-  auto it = buffers_.find(tensor);
-  if (it == buffers_.end()) TILEC_USER_ERROR("tensor '{}' has no device buffer", tensor);
-  if (bytes.size() != it->second->size())
-    TILEC_USER_ERROR("{} bytes for the {}-byte buffer of '{}'", bytes.size(), it->second->size(),
-                     tensor);
-  device_->Write(*it->second, bytes.data(), bytes.size());
-}
-
-std::map<std::string, lang::Tensor> Program::Run(const std::map<std::string, lang::Tensor>& inputs,
-                                                 RunStats* stats) {
-  Upload(inputs);
-  RunStats s = Execute();
-  if (stats) *stats = s;
-  return Download();
+  hal::DeviceBuffer* b = StagedBuffer(tensor);
+  if (bytes.size() != b->size())
+    TILEC_USER_ERROR("{} bytes for the {}-byte buffer of '{}'", bytes.size(), b->size(), tensor);
+  device_->Write(*b, bytes.data(), bytes.size());
 }
 
 }  // namespace tilec::runtime

@@ -1,21 +1,29 @@
-// runtime::Program: a Tile program compiled once for bound shapes and a
-// device, run many times on new inputs. The public C++ API of Tilec.
+// runtime::Program: a Tile program compiled once for bound shapes, layouts
+// and a device, run many times on new data.
 //
-//   auto device = hal::OpenDevice("opencl");
-//   runtime::Program p = runtime::Program::Compile(source, {{"A", shape}, …}, *device);
-//   auto outputs = p.Run({{"A", a}, …});
+//   auto device = hal::OpenDevice("llvm");
+//   runtime::Program p = runtime::Program::Compile(source, {{"A", shape}, …}, device);
+//   auto outputs = p.Run({{"A", a}, …});          // host tensors, copied
+//   p.RunOn(input_views, output_views);           // caller memory, in place
 //
-// Device buffers for inputs, outputs and temporaries are allocated at
-// compile time and reused by every Run.
+// Thread safety: Run and RunOn may be called on one Program from several
+// threads at once, on different output memory. Each call takes a set of
+// device buffers for the copies and temporaries it needs from a pool (a new
+// set when every pooled one is in use), so nothing a run writes is shared.
+// Upload/Execute/Download share one staged set and are for single-threaded
+// benchmarks only.
 #pragma once
 
 #include <map>
 #include <memory>
+#include <mutex>
+#include <span>
 #include <string>
 #include <vector>
 
 #include "compiler/pipeline.h"
 #include "hal/hal.h"
+#include "runtime/host_view.h"
 #include "tile_lang/program.h"
 #include "tile_lang/tensor.h"
 
@@ -24,6 +32,7 @@ namespace tilec::runtime {
 struct RunStats {
   std::vector<uint64_t> kernel_ns;  // device time of each kernel, in order
   uint64_t total_ns = 0;            // sum of kernel_ns
+  int copied_views = 0;             // RunOn: views copied in or out instead of used in place
 };
 
 class Program {
@@ -36,20 +45,34 @@ class Program {
   static Program Compile(const lang::Program& bound, std::shared_ptr<hal::Device> device,
                          compiler::CompileOptions options = {}, bool keep_hw = false);
 
+  Program(Program&&) noexcept;
+  Program& operator=(Program&&) noexcept;
+  ~Program();
+
   // Pre: one tensor per program input with exactly its bound shape
   // (UserError naming the input otherwise).
   std::map<std::string, lang::Tensor> Run(const std::map<std::string, lang::Tensor>& inputs,
                                           RunStats* stats = nullptr);
+
+  // Runs on caller memory: one view per program input and output, in
+  // signature order (bound().inputs, bound().outputs). A view whose memory
+  // is in the tensor's compiled layout and aligned for the kernels is used
+  // in place where the device can (WrapHost); any other is copied in (and
+  // out). UserError naming the tensor for a wrong count, dtype, shape,
+  // stride or size (CheckView).
+  void RunOn(std::span<const HostView> inputs, std::span<const HostView> outputs,
+             RunStats* stats = nullptr);
 
   // Uploads inputs once, then runs the kernels only (for benchmarks).
   void Upload(const std::map<std::string, lang::Tensor>& inputs);
   RunStats Execute();
   std::map<std::string, lang::Tensor> Download();
 
-  // The raw bytes of a tensor's device buffer (input, output or temporary),
-  // padding included, in its physical layout; and overwriting them (tests
-  // poison the padding this way). UserError for a tensor without a buffer
-  // or bytes of the wrong size.
+  // The raw bytes of a tensor's device buffer (input, output or temporary)
+  // in the staged set that Upload/Execute/Download use, padding included, in
+  // its physical layout; and overwriting them (tests poison the padding this
+  // way). UserError for a tensor without a buffer, before Upload, or for
+  // bytes of the wrong size.
   std::vector<std::byte> ReadBuffer(const std::string& tensor) const;
   void WriteBuffer(const std::string& tensor, const std::vector<std::byte>& bytes);
 
@@ -59,14 +82,32 @@ class Program {
   // The target code of every kernel (OpenCL C, …).
   std::string TargetCode() const { return device_->EmitCode(compiled_.Module()); }
 
+  // Bytes of host memory a view must start at a multiple of to be used in place.
+  size_t HostAlignment(const std::string& tensor) const;
+
  private:
+  // Device buffers for every tensor the kernels touch, allocated on first use.
+  struct BufferSet {
+    std::vector<std::unique_ptr<hal::DeviceBuffer>> owned;  // by slot
+  };
+  class Pool;
+
   Program() = default;
-  void Allocate();
+  void Prepare();
+  hal::DeviceBuffer& Owned(BufferSet& set, size_t slot);
+  hal::DeviceBuffer* StagedBuffer(const std::string& tensor) const;
+  RunStats Launch(const std::vector<hal::DeviceBuffer*>& slots);
 
   std::shared_ptr<hal::Device> device_;
   compiler::CompiledProgram compiled_;
   std::unique_ptr<hal::Executable> executable_;
-  std::map<std::string, std::unique_ptr<hal::DeviceBuffer>> buffers_;
+  // Slots: inputs, outputs, then the other tensors the kernels touch.
+  std::vector<std::string> slot_names_;
+  std::vector<size_t> slot_bytes_;
+  std::vector<size_t> slot_alignment_;
+  std::vector<std::vector<size_t>> kernel_slots_;  // each kernel's parameters
+  std::unique_ptr<Pool> pool_;
+  std::unique_ptr<BufferSet> staged_;  // Upload/Execute/Download
 };
 
 }  // namespace tilec::runtime

@@ -14,8 +14,9 @@ PACKAGES=(
   llvm-19-dev
   # tests compare against NumPy (Debian's numpy is for /usr/bin/python3)
   python3-numpy
-  # bench/suite's smoke test and the PyTorch client compare with PyTorch
-  python3-torch
+  # bench/suite's smoke test compares with PyTorch; the Python module (pybind11)
+  # and its PyTorch client, for /usr/bin/python3
+  python3-dev pybind11-dev python3-pybind11 python3-torch
 )
 if [[ "${TILEC_BENCH_DEPS:-0}" == 1 ]]; then
   PACKAGES+=(libdnnl-dev libopenblas-dev)

@@ -20,7 +20,8 @@ run_suite() {
     echo "== build $dir" &&
     ninja -C "$dir" -j "$JOBS" &&
     echo "== test $dir" &&
-    ctest --test-dir "$dir" --output-on-failure -j "$JOBS" ${CTEST_EXTRA:-}
+    TILEC_CACHE_DIR="$PWD/$dir/test-kernel-cache" \
+      ctest --test-dir "$dir" --output-on-failure -j "$JOBS" ${CTEST_EXTRA:-}
 }
 
 status=0
@@ -39,7 +40,7 @@ ASAN_LEAKS="detect_leaks=1${ASAN_OPTIONS:+:$ASAN_OPTIONS}"
 ASAN_NO_LEAKS="detect_leaks=0${ASAN_OPTIONS:+:$ASAN_OPTIONS}"
 ASAN_OPTIONS="$ASAN_LEAKS" CTEST_EXTRA="-LE opencl" run_suite build-asan -DTILEC_SANITIZE=ON || status=1
 echo "== test build-asan (OpenCL tests, without LeakSanitizer)"
-ASAN_OPTIONS="$ASAN_NO_LEAKS" ctest --test-dir build-asan --output-on-failure -j "$JOBS" -L opencl \
+ASAN_OPTIONS="$ASAN_NO_LEAKS" TILEC_CACHE_DIR="$PWD/build-asan/test-kernel-cache" ctest --test-dir build-asan --output-on-failure -j "$JOBS" -L opencl \
   -E '^example\.opencl\.' || status=1
 
 if ((status != 0)); then

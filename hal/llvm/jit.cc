@@ -3,6 +3,8 @@
 
 #include <fmt/format.h>
 #include <llvm/Analysis/TargetLibraryInfo.h>
+#include <llvm/ExecutionEngine/ObjectCache.h>
+#include <llvm/ExecutionEngine/Orc/CompileUtils.h>
 #include <llvm/ExecutionEngine/Orc/ExecutionUtils.h>
 #include <llvm/ExecutionEngine/Orc/JITTargetMachineBuilder.h>
 #include <llvm/ExecutionEngine/Orc/LLJIT.h>
@@ -15,6 +17,7 @@
 #include <llvm/Target/TargetMachine.h>
 #include <llvm/TargetParser/Host.h>
 
+#include <map>
 #include <mutex>
 #include <utility>
 
@@ -42,19 +45,47 @@ void InitializeTargetsOnce() {
   });
 }
 
+// Keeps the object file of every module the JIT compiles, by module name,
+// until Take asks for it (the JIT never reads from it: lookups are ours).
+class ObjectRecorder final : public llvm::ObjectCache {
+ public:
+  void notifyObjectCompiled(const llvm::Module* m, llvm::MemoryBufferRef object) override {
+    std::lock_guard<std::mutex> lock(mutex_);
+    objects_[m->getModuleIdentifier()] = object.getBuffer().str();
+  }
+  std::unique_ptr<llvm::MemoryBuffer> getObject(const llvm::Module*) override { return nullptr; }
+  std::string Take(const std::string& module) {
+    std::lock_guard<std::mutex> lock(mutex_);
+    auto it = objects_.find(module);
+    if (it == objects_.end()) return {};
+    std::string object = std::move(it->second);
+    objects_.erase(it);
+    return object;
+  }
+
+ private:
+  std::mutex mutex_;
+  std::map<std::string, std::string> objects_;
+};
+
 }  // namespace
 
 struct Jit::Impl {
   std::mutex mutex;  // LLJIT is thread-safe; this guards `next_dylib` and keeps builds in order
   std::unique_ptr<llvm::orc::LLJIT> jit;
   std::unique_ptr<llvm::TargetMachine> machine;  // for the optimizer's cost models
-  std::string triple, data_layout, cpu;
+  std::string triple, data_layout, cpu, features;
   int next_dylib = 0;
   // libmvec (vector_math.h), when the process could load it.
   llvm::sys::DynamicLibrary vector_library;
   VectorIsa vector_isa = VectorIsa::None;
   std::vector<VectorMapping> mappings;  // owns the names `vector_functions` points to
   std::vector<llvm::VecDesc> vector_functions;
+  ObjectRecorder objects;
+
+  // A new JITDylib that resolves libm (tanhf, …), libgcc (__extendhfsf2, …)
+  // and memset from this process. Called with `mutex` held.
+  llvm::orc::JITDylib& NewDylib(const std::string& name);
   // Errors the JIT reports outside a lookup's result (e.g. which symbols were
   // missing): kept for the next DeviceError's log instead of printed.
   std::mutex log_mutex;
@@ -73,8 +104,18 @@ Jit::Jit() : impl_(std::make_unique<Impl>()) {
       Take(llvm::orc::JITTargetMachineBuilder::detectHost(), "detecting the host");
   builder.setCodeGenOptLevel(llvm::CodeGenOptLevel::Aggressive);
   impl_->cpu = builder.getCPU();
+  impl_->features = builder.getFeatures().getString();
   impl_->machine = Take(builder.createTargetMachine(), "creating the target machine");
-  impl_->jit = Take(llvm::orc::LLJITBuilder().setJITTargetMachineBuilder(builder).create(),
+  ObjectRecorder* recorder = &impl_->objects;
+  impl_->jit = Take(llvm::orc::LLJITBuilder()
+                        .setJITTargetMachineBuilder(builder)
+                        .setCompileFunctionCreator(
+                            [recorder](llvm::orc::JITTargetMachineBuilder jtmb)
+                                -> llvm::Expected<std::unique_ptr<llvm::orc::IRCompileLayer::IRCompiler>> {
+                              return std::make_unique<llvm::orc::ConcurrentIRCompiler>(std::move(jtmb),
+                                                                                      recorder);
+                            })
+                        .create(),
                     "creating the JIT");
   impl_->jit->getExecutionSession().setErrorReporter([impl = impl_.get()](llvm::Error e) {
     std::lock_guard<std::mutex> lock(impl->log_mutex);
@@ -102,6 +143,23 @@ const std::string& Jit::target_triple() const { return impl_->triple; }
 const std::string& Jit::data_layout() const { return impl_->data_layout; }
 const std::string& Jit::cpu_name() const { return impl_->cpu; }
 VectorIsa Jit::vector_isa() const { return impl_->vector_isa; }
+const std::string& Jit::cpu_features() const { return impl_->features; }
+
+llvm::orc::JITDylib& Jit::Impl::NewDylib(const std::string& name) {
+  llvm::Expected<llvm::orc::JITDylib&> created = jit->createJITDylib(name);
+  if (!created)
+    throw DeviceError(
+        fmt::format("LLVM JIT: creating a JITDylib: {}", Message(created.takeError())));
+  llvm::orc::JITDylib& dylib = *created;
+  dylib.addGenerator(Take(llvm::orc::DynamicLibrarySearchGenerator::GetForCurrentProcess(
+                              jit->getDataLayout().getGlobalPrefix()),
+                          "opening the process's symbols"));
+  // libmvec's vector functions (vector_math.h), when the process could load it.
+  if (vector_library.isValid())
+    dylib.addGenerator(std::make_unique<llvm::orc::DynamicLibrarySearchGenerator>(
+        vector_library, jit->getDataLayout().getGlobalPrefix()));
+  return dylib;
+}
 
 void Jit::Optimize(llvm::Module& module) {
   module.setTargetTriple(impl_->triple);
@@ -130,31 +188,38 @@ void Jit::Optimize(llvm::Module& module) {
 
 std::vector<void*> Jit::Compile(std::unique_ptr<llvm::LLVMContext> context,
                                 std::unique_ptr<llvm::Module> module,
-                                const std::vector<std::string>& symbols) {
+                                const std::vector<std::string>& symbols, std::string* object) {
   TILEC_CHECK(context && module, "JIT compile of no module");
   std::lock_guard<std::mutex> lock(impl_->mutex);
   Optimize(*module);
   llvm::orc::LLJIT& jit = *impl_->jit;
-  llvm::Expected<llvm::orc::JITDylib&> created =
-      jit.createJITDylib(fmt::format("tilec_module_{}", impl_->next_dylib++));
-  if (!created)
-    throw DeviceError(
-        fmt::format("LLVM JIT: creating a JITDylib: {}", Message(created.takeError())));
-  llvm::orc::JITDylib& dylib = *created;
-  // libm (tanhf, …), libgcc (__extendhfsf2, …) and memset come from this process.
-  dylib.addGenerator(Take(llvm::orc::DynamicLibrarySearchGenerator::GetForCurrentProcess(
-                              jit.getDataLayout().getGlobalPrefix()),
-                          "opening the process's symbols"));
-  if (impl_->vector_library.isValid())
-    dylib.addGenerator(std::make_unique<llvm::orc::DynamicLibrarySearchGenerator>(
-        impl_->vector_library, jit.getDataLayout().getGlobalPrefix()));
+  std::string name = fmt::format("tilec_module_{}", impl_->next_dylib++);
+  module->setModuleIdentifier(name);
+  llvm::orc::JITDylib& dylib = impl_->NewDylib(name);
   if (llvm::Error e = jit.addIRModule(
           dylib, llvm::orc::ThreadSafeModule(std::move(module),
                                              llvm::orc::ThreadSafeContext(std::move(context)))))
     throw DeviceError(fmt::format("LLVM JIT: adding a module: {}", Message(std::move(e))));
+  std::vector<void*> addresses = Lookup(dylib, symbols);
+  std::string compiled = impl_->objects.Take(name);
+  if (object) *object = std::move(compiled);
+  return addresses;
+}
+
+std::vector<void*> Jit::Load(const std::string& object, const std::vector<std::string>& symbols) {
+  std::lock_guard<std::mutex> lock(impl_->mutex);
+  llvm::orc::LLJIT& jit = *impl_->jit;
+  std::string name = fmt::format("tilec_module_{}", impl_->next_dylib++);
+  llvm::orc::JITDylib& dylib = impl_->NewDylib(name);
+  if (llvm::Error e = jit.addObjectFile(dylib, llvm::MemoryBuffer::getMemBufferCopy(object, name)))
+    throw DeviceError(fmt::format("LLVM JIT: loading a cached object: {}", Message(std::move(e))));
+  return Lookup(dylib, symbols);
+}
+
+std::vector<void*> Jit::Lookup(llvm::orc::JITDylib& dylib, const std::vector<std::string>& symbols) {
   std::vector<void*> addresses;
   for (const std::string& name : symbols) {
-    llvm::Expected<llvm::orc::ExecutorAddr> addr = jit.lookup(dylib, name);
+    llvm::Expected<llvm::orc::ExecutorAddr> addr = impl_->jit->lookup(dylib, name);
     if (!addr) {
       throw DeviceError(
           fmt::format("LLVM JIT: compiling '{}': {}", name, Message(addr.takeError())),

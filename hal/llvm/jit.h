@@ -18,6 +18,9 @@
 namespace llvm {
 class LLVMContext;
 class Module;
+namespace orc {
+class JITDylib;
+}  // namespace orc
 }  // namespace llvm
 
 namespace tilec::hal::cpu {
@@ -41,12 +44,24 @@ class Jit {
 
   // Optimizes `module` (created in `context`), compiles it and returns the
   // addresses of `symbols`, in order. DeviceError if compiling or linking
-  // fails (e.g. an unresolved symbol).
+  // fails (e.g. an unresolved symbol). With `object` not null, the compiled
+  // object file is stored there (for the disk cache).
   std::vector<void*> Compile(std::unique_ptr<llvm::LLVMContext> context,
                              std::unique_ptr<llvm::Module> module,
-                             const std::vector<std::string>& symbols);
+                             const std::vector<std::string>& symbols, std::string* object = nullptr);
+
+  // Links an object file Compile produced before (in any process, on this
+  // host CPU) and returns the addresses of `symbols`. DeviceError if the
+  // object does not load or lacks a symbol.
+  std::vector<void*> Load(const std::string& object, const std::vector<std::string>& symbols);
+
+  // The host CPU's features as LLVM sees them ("+avx2,+fma,…"), for cache keys.
+  const std::string& cpu_features() const;
 
  private:
+  // The addresses of `symbols` in `dylib` (materializes it). Called with the mutex held.
+  std::vector<void*> Lookup(llvm::orc::JITDylib& dylib, const std::vector<std::string>& symbols);
+
   struct Impl;
   std::unique_ptr<Impl> impl_;
 };

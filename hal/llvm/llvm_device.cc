@@ -13,6 +13,7 @@
 #include <cstring>
 #include <map>
 #include <mutex>
+#include <optional>
 #include <unordered_map>
 
 #include "hal/llvm/cpu_info.h"
@@ -35,7 +36,11 @@ class CpuBuffer final : public DeviceBuffer {
     if (!data_) throw DeviceError(fmt::format("cannot allocate {} bytes of host memory", bytes));
     std::memset(data_, 0, padded);
   }
-  ~CpuBuffer() override { std::free(data_); }
+  // Caller-owned memory, used in place (WrapHost).
+  CpuBuffer(std::byte* data, size_t bytes) : data_(data), size_(bytes), owned_(false) {}
+  ~CpuBuffer() override {
+    if (owned_) std::free(data_);
+  }
   CpuBuffer(const CpuBuffer&) = delete;
   CpuBuffer& operator=(const CpuBuffer&) = delete;
 
@@ -45,6 +50,7 @@ class CpuBuffer final : public DeviceBuffer {
  private:
   std::byte* data_ = nullptr;
   size_t size_ = 0;
+  bool owned_ = true;
 };
 
 // The entry points of one compiled module, by kernel name.
@@ -109,6 +115,14 @@ struct LlvmDevice::Impl {
   ThreadPool pool{HostCpu().threads};
   std::mutex cache_mutex;
   std::unordered_map<std::string, std::shared_ptr<const CompiledModule>> cache;
+  std::shared_ptr<const KernelCache> disk;
+  std::atomic<uint64_t> disk_hits{0}, disk_misses{0};
+
+  // The disk cache's key of a module whose IR text is `ir`.
+  std::string DiskKey(const std::string& ir) const {
+    return fmt::format("llvm-object 1\ntilec {}\n{}\n{}\n{}\nLLVM {}\nO3\n{}", disk->options().version,
+                       jit.target_triple(), jit.cpu_name(), jit.cpu_features(), LLVM_VERSION_STRING, ir);
+  }
 
   EmitOptions Options() const {
     EmitOptions o;
@@ -144,6 +158,12 @@ std::unique_ptr<DeviceBuffer> LlvmDevice::Allocate(size_t bytes) {
   return std::make_unique<CpuBuffer>(bytes);
 }
 
+std::unique_ptr<DeviceBuffer> LlvmDevice::WrapHost(void* data, size_t bytes) {
+  // Kernels always get a valid pointer: an empty tensor gets its own buffer.
+  if (data == nullptr || bytes == 0) return nullptr;
+  return std::make_unique<CpuBuffer>(static_cast<std::byte*>(data), bytes);
+}
+
 void LlvmDevice::Write(DeviceBuffer& buffer, const void* data, size_t bytes) {
   auto& b = static_cast<CpuBuffer&>(buffer);
   TILEC_CHECK(bytes <= b.size(), "write of {} bytes to a buffer of {}", bytes, b.size());
@@ -167,6 +187,14 @@ std::string LlvmDevice::EmitOptimizedIR(const sem::Module& module) {
   return PrintModule(*m);
 }
 
+void LlvmDevice::SetKernelCache(std::shared_ptr<const KernelCache> cache) {
+  impl_->disk = std::move(cache);
+}
+
+KernelCacheStats LlvmDevice::kernel_cache_stats() const {
+  return {impl_->disk_hits.load(), impl_->disk_misses.load()};
+}
+
 std::unique_ptr<Executable> LlvmDevice::Build(const compiler::CompiledProgram& program) {
   EmitOptions options = impl_->Options();
   for (const compiler::CompiledKernel& k : program.kernels)
@@ -188,8 +216,30 @@ std::unique_ptr<Executable> LlvmDevice::Build(const compiler::CompiledProgram& p
         names.push_back(k.code.function.name);
         symbols.push_back(GroupFunctionName(k.code.function.name));
       }
-      std::vector<void*> addresses =
-          impl_->jit.Compile(std::move(context), std::move(module), symbols);
+      std::vector<void*> addresses;
+      std::optional<std::string> object;
+      std::string disk_key;
+      if (impl_->disk) {
+        disk_key = impl_->DiskKey(key);
+        object = impl_->disk->Get(disk_key);
+      }
+      if (object) {
+        try {
+          addresses = impl_->jit.Load(*object, symbols);
+          ++impl_->disk_hits;
+        } catch (const DeviceError&) {
+          object.reset();  // an object that does not load: compiled again and replaced
+        }
+      }
+      if (!object) {
+        std::string compiled;
+        addresses = impl_->jit.Compile(std::move(context), std::move(module), symbols,
+                                       impl_->disk ? &compiled : nullptr);
+        if (impl_->disk) {
+          ++impl_->disk_misses;
+          if (!compiled.empty()) impl_->disk->Put(disk_key, compiled);
+        }
+      }
       auto entries = std::make_shared<CompiledModule>();
       for (size_t i = 0; i < names.size(); ++i)
         (*entries)[names[i]] = reinterpret_cast<GroupFn>(addresses[i]);

@@ -2,7 +2,8 @@
 // sem -> LLVM IR (emit_llvm.h), O3 and ORC JIT (jit.h), launches split over
 // a persistent thread pool (thread_pool.h).
 //
-// Buffers are host memory (64-byte aligned, zero-filled). Build compiles all
+// Buffers are host memory (64-byte aligned, zero-filled), or the caller's
+// host memory (WrapHost). Build compiles all
 // kernels of a program as one module; compiled modules are cached per device,
 // keyed by the module's IR text, so rebuilding the same program is free. A
 // launch of G work groups gives each of min(G, threads) threads one
@@ -32,6 +33,8 @@ class LlvmDevice final : public hal::Device {
   std::unique_ptr<DeviceBuffer> Allocate(size_t bytes) override;
   void Write(DeviceBuffer& buffer, const void* data, size_t bytes) override;
   void Read(const DeviceBuffer& buffer, void* data, size_t bytes) override;
+  // The caller's memory itself (kernels run on it in place).
+  std::unique_ptr<DeviceBuffer> WrapHost(void* data, size_t bytes) override;
 
   // The LLVM IR of `module` before optimization (what Build compiles, with
   // each kernel's Function::work_group_size as its group size).
@@ -39,7 +42,13 @@ class LlvmDevice final : public hal::Device {
   // The same IR after the O3 pipeline.
   std::string EmitOptimizedIR(const sem::Module& module);
 
+  // Looks for the module's object code in the disk cache (if set) under a
+  // key of the IR text, the host CPU's triple, name and features, LLVM's
+  // version, the optimization level and Tilec's version; compiles and stores
+  // it on a miss.
   std::unique_ptr<Executable> Build(const compiler::CompiledProgram& program) override;
+  void SetKernelCache(std::shared_ptr<const KernelCache> cache) override;
+  KernelCacheStats kernel_cache_stats() const override;
 
   int threads() const;                 // of the launch pool, the caller included
   size_t cached_module_count() const;  // distinct modules compiled so far

@@ -2,6 +2,8 @@
 
 #include <fmt/format.h>
 
+#include <mutex>
+
 #include "hal/opencl/emit_opencl.h"
 #include "hal/opencl/opencl_device.h"
 #include "support/error.h"
@@ -35,6 +37,8 @@ class ClExecutable final : public Executable {
 
   uint64_t Launch(size_t index, const std::vector<DeviceBuffer*>& buffers) override {
     TILEC_CHECK(index < kernels_.size(), "kernel {} of {}", index, kernels_.size());
+    // A cl_kernel carries its arguments: one launch of this program at a time.
+    std::lock_guard<std::mutex> lock(mutex_);
     std::vector<KernelArg> args;
     for (DeviceBuffer* b : buffers) args.emplace_back(static_cast<ClBuffer*>(b)->buffer());
     std::array<size_t, 3> global, local;
@@ -47,6 +51,7 @@ class ClExecutable final : public Executable {
 
  private:
   opencl::Device& device_;
+  std::mutex mutex_;
   std::vector<Kernel> kernels_;
   std::vector<std::array<int64_t, 3>> global_, local_;
 };
@@ -77,6 +82,17 @@ class ClDevice final : public hal::Device {
   void Read(const DeviceBuffer& b, void* data, size_t bytes) override {
     if (bytes) device_.Read(static_cast<const ClBuffer&>(b).buffer(), data, bytes);
   }
+
+  std::unique_ptr<DeviceBuffer> WrapHost(void* data, size_t bytes) override {
+    if (data == nullptr || bytes == 0) return nullptr;
+    return std::make_unique<ClBuffer>(device_.WrapHost(data, bytes));
+  }
+  void SyncHost(DeviceBuffer& b) override { device_.SyncHost(static_cast<ClBuffer&>(b).buffer()); }
+
+  void SetKernelCache(std::shared_ptr<const KernelCache> cache) override {
+    device_.SetKernelCache(std::move(cache));
+  }
+  KernelCacheStats kernel_cache_stats() const override { return device_.kernel_cache_stats(); }
 
   std::string EmitCode(const sem::Module& module) override { return EmitOpenCL(module, emit_); }
 

@@ -3,6 +3,7 @@
 #include <fmt/format.h>
 
 #include <mutex>
+#include <optional>
 #include <type_traits>
 #include <unordered_map>
 
@@ -68,6 +69,8 @@ struct Device::Impl {
   QueueRef queue;
   std::mutex cache_mutex;
   std::unordered_map<std::string, Program> programs;
+  std::shared_ptr<const KernelCache> disk;  // program binaries; guarded by cache_mutex
+  uint64_t disk_hits = 0, disk_misses = 0;
 
   ~Impl() {
     // Let queued work finish before the objects it uses go away.
@@ -153,6 +156,31 @@ void Device::Read(const Buffer& buffer, void* data, size_t bytes) {
           "clEnqueueReadBuffer");
 }
 
+Buffer Device::WrapHost(void* data, size_t bytes) {
+  TILEC_CHECK(impl_, "use of a moved-from Device");
+  TILEC_CHECK(data != nullptr && bytes > 0, "wrap of {} bytes at {}", bytes, data);
+  cl_int status = CL_SUCCESS;
+  cl_mem mem = clCreateBuffer(impl_->context.get(), CL_MEM_READ_WRITE | CL_MEM_USE_HOST_PTR, bytes,
+                              data, &status);
+  if (status != CL_SUCCESS)
+    ThrowClError("clCreateBuffer", status, fmt::format("{} bytes of host memory", bytes));
+  return Buffer(mem, bytes);
+}
+
+void Device::SyncHost(const Buffer& buffer) {
+  TILEC_CHECK(impl_, "use of a moved-from Device");
+  if (buffer.size() == 0) return;
+  cl_int status = CL_SUCCESS;
+  void* mapped = clEnqueueMapBuffer(impl_->queue.get(), buffer.handle(), CL_TRUE, CL_MAP_READ, 0,
+                                    buffer.size(), 0, nullptr, nullptr, &status);
+  if (status != CL_SUCCESS) ThrowClError("clEnqueueMapBuffer", status, fmt::format("{} bytes", buffer.size()));
+  cl_event raw = nullptr;
+  CheckCl(clEnqueueUnmapMemObject(impl_->queue.get(), buffer.handle(), mapped, 0, nullptr, &raw),
+          "clEnqueueUnmapMemObject");
+  EventRef event(raw);
+  WaitFor(event.get(), "clEnqueueUnmapMemObject", fmt::format("{} bytes", buffer.size()));
+}
+
 void Device::FillZero(Buffer& buffer) {
   TILEC_CHECK(impl_, "use of a moved-from Device");
   TILEC_CHECK(buffer.handle() != nullptr, "fill of an empty Buffer");
@@ -180,12 +208,38 @@ Program Device::Build(const std::string& source, const std::string& options) {
   std::lock_guard<std::mutex> lock(im.cache_mutex);
   if (auto it = im.programs.find(key); it != im.programs.end()) return it->second;
 
+  cl_device_id device = im.desc.device;
+  // The disk cache: the program binary of an earlier build (any process).
+  std::string disk_key;
+  if (im.disk) {
+    const DeviceDesc& d = im.desc;
+    disk_key = fmt::format("opencl-binary 1\ntilec {}\n{}\n{}\n{}\n{}\n{}\n{}\n{}", im.disk->options().version,
+                           d.platform_name, d.platform_version, d.name, d.vendor, d.driver_version,
+                           options, source);
+    if (std::optional<std::string> binary = im.disk->Get(disk_key)) {
+      const auto* bytes = reinterpret_cast<const unsigned char*>(binary->data());
+      size_t size = binary->size();
+      cl_int status = CL_SUCCESS, binary_status = CL_SUCCESS;
+      ProgramRef program(clCreateProgramWithBinary(im.context.get(), 1, &device, &size, &bytes,
+                                                   &binary_status, &status));
+      if (status == CL_SUCCESS && binary_status == CL_SUCCESS &&
+          clBuildProgram(program.get(), 1, &device, options.c_str(), nullptr, nullptr) == CL_SUCCESS) {
+        ++im.disk_hits;
+        std::string log = BuildLog(program.get(), device);
+        Program built(std::move(program), std::move(log));
+        im.programs.emplace(std::move(key), built);
+        return built;
+      }
+      // A binary the driver refuses: built from source below and replaced.
+    }
+    ++im.disk_misses;
+  }
+
   const char* text = source.c_str();
   size_t length = source.size();
   cl_int status = CL_SUCCESS;
   ProgramRef program(clCreateProgramWithSource(im.context.get(), 1, &text, &length, &status));
   if (status != CL_SUCCESS) ThrowClError("clCreateProgramWithSource", status);
-  cl_device_id device = im.desc.device;
   status = clBuildProgram(program.get(), 1, &device, options.c_str(), nullptr, nullptr);
   std::string log = BuildLog(program.get(), device);
   if (status != CL_SUCCESS) {
@@ -194,9 +248,32 @@ Program Device::Build(const std::string& source, const std::string& options) {
                     im.desc.id, options.empty() ? "" : fmt::format(" with options '{}'", options)),
         std::move(log));
   }
+  if (im.disk) {
+    size_t size = 0;
+    if (clGetProgramInfo(program.get(), CL_PROGRAM_BINARY_SIZES, sizeof size, &size, nullptr) ==
+            CL_SUCCESS &&
+        size > 0) {
+      std::string binary(size, '\0');
+      unsigned char* out = reinterpret_cast<unsigned char*>(binary.data());
+      if (clGetProgramInfo(program.get(), CL_PROGRAM_BINARIES, sizeof out, &out, nullptr) == CL_SUCCESS)
+        im.disk->Put(disk_key, binary);
+    }
+  }
   Program built(std::move(program), std::move(log));
   im.programs.emplace(std::move(key), built);
   return built;
+}
+
+void Device::SetKernelCache(std::shared_ptr<const KernelCache> cache) {
+  TILEC_CHECK(impl_, "use of a moved-from Device");
+  std::lock_guard<std::mutex> lock(impl_->cache_mutex);
+  impl_->disk = std::move(cache);
+}
+
+KernelCacheStats Device::kernel_cache_stats() const {
+  TILEC_CHECK(impl_, "use of a moved-from Device");
+  std::lock_guard<std::mutex> lock(impl_->cache_mutex);
+  return {impl_->disk_hits, impl_->disk_misses};
 }
 
 size_t Device::cached_program_count() const {

@@ -22,6 +22,7 @@
 #include <vector>
 
 #include "compiler/hardware_model.h"
+#include "hal/kernel_cache.h"
 #include "hal/opencl/cl_error.h"
 #include "hal/opencl/opencl_info.h"
 
@@ -158,6 +159,11 @@ class Device {
   // Copy `bytes` (<= buffer.size()) from the start of `buffer` to the host.
   void Read(const Buffer& buffer, void* data, size_t bytes);
   void FillZero(Buffer& buffer);
+  // A buffer over caller-owned host memory (CL_MEM_USE_HOST_PTR), which must
+  // outlive it; `bytes` > 0. DeviceError if the driver refuses it.
+  Buffer WrapHost(void* data, size_t bytes);
+  // Maps and unmaps a WrapHost buffer, so the device's writes are in its host memory.
+  void SyncHost(const Buffer& buffer);
 
   // Builds `source` with `options` (clBuildProgram's option string), or returns
   // the program built before for the same (source, options) on this device:
@@ -166,6 +172,12 @@ class Device {
   // are not cached.
   Program Build(const std::string& source, const std::string& options = {});
   size_t cached_program_count() const;
+
+  // The disk cache of program binaries Build looks in (keyed by Tilec's
+  // version, the platform and device names, versions and driver, the build
+  // options and the source) and fills after building from source.
+  void SetKernelCache(std::shared_ptr<const KernelCache> cache);
+  KernelCacheStats kernel_cache_stats() const;
 
   // The __kernel `name` of `program`; an unknown name throws DeviceError.
   Kernel GetKernel(const Program& program, const std::string& name);

@@ -48,6 +48,7 @@ Command AddExplainCommand(CLI::App& parent, const GlobalOptions& global);
 Command AddDevicesCommand(CLI::App& parent, const GlobalOptions& global);
 Command AddBenchCommand(CLI::App& parent, const GlobalOptions& global);
 Command AddLayoutCommand(CLI::App& parent, const GlobalOptions& global);
+Command AddCacheCommand(CLI::App& parent, const GlobalOptions& global);
 
 // Reads a Tile source file. UserError with the path and the system's reason
 // if it cannot be read.

@@ -40,7 +40,7 @@ int Main(int argc, char** argv) {
   std::vector<Command> commands = {AddCheckCommand(app, global), AddRunCommand(app, global),
                                    AddCompileCommand(app, global), AddExplainCommand(app, global),
                                    AddDevicesCommand(app, global), AddBenchCommand(app, global),
-                                   AddLayoutCommand(app, global)};
+                                   AddLayoutCommand(app, global), AddCacheCommand(app, global)};
 
   try {
     app.parse(argc, argv);

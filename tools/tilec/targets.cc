@@ -8,6 +8,7 @@
 #include "support/error.h"
 #include "hal/hal.h"
 #include "runtime/program.h"
+#include "runtime/program_cache.h"
 #include "tile_lang/evaluator.h"
 
 namespace tilec::tools {
@@ -16,7 +17,7 @@ namespace {
 // Compiles for the default OpenCL device and runs.
 std::map<std::string, lang::Tensor> RunOpenCl(const lang::Program& program,
                                               const std::map<std::string, lang::Tensor>& inputs) {
-  std::shared_ptr<hal::Device> device = hal::OpenDevice("opencl");
+  std::shared_ptr<hal::Device> device = runtime::OpenSharedDevice("opencl");
   runtime::Program compiled = runtime::Program::Compile(program, device);
   return compiled.Run(inputs);
 }
@@ -24,7 +25,7 @@ std::map<std::string, lang::Tensor> RunOpenCl(const lang::Program& program,
 // Compiles for the host CPU through LLVM and runs on all its cores.
 std::map<std::string, lang::Tensor> RunLlvm(const lang::Program& program,
                                             const std::map<std::string, lang::Tensor>& inputs) {
-  std::shared_ptr<hal::Device> device = hal::OpenDevice("llvm");
+  std::shared_ptr<hal::Device> device = runtime::OpenSharedDevice("llvm");
   runtime::Program compiled = runtime::Program::Compile(program, device);
   return compiled.Run(inputs);
 }

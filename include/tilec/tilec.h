@@ -1,0 +1,213 @@
+/* Tilec's C ABI: compile Tile programs for a device and run them on memory
+ * the caller owns.
+ *
+ *   tilec_device dev;   tilec_program prog;   tilec_error err = NULL;
+ *   if (tilec_device_open("llvm", &dev, &err)) { puts(tilec_error_message(err)); ... }
+ *   int64_t dims[1] = {16};
+ *   tilec_tensor_spec in[2] = {{"A", TILEC_F32, 1, dims, NULL}, {"B", TILEC_F32, 1, dims, NULL}};
+ *   tilec_program_compile(dev, "function (A[N], B[N]) -> (C) { C = A + B; }", "add.tile",
+ *                         in, 2, NULL, &prog, &err);
+ *   tilec_tensor a = {a_data, sizeof a_data, TILEC_F32, 1, dims, NULL}, ...;
+ *   tilec_program_run(prog, (tilec_tensor[]){a, b}, 2, &c, 1, &err);
+ *   tilec_program_release(prog);  tilec_device_release(dev);
+ *
+ * Conventions
+ *  - Every function that can fail returns a tilec_status (TILEC_OK = 0) and,
+ *    when `error` is not NULL, stores a new error object there on failure
+ *    (release it with tilec_error_release). Functions never abort or throw.
+ *  - Handles are opaque. Releasing a handle twice, or using a released one,
+ *    is reported as a TILEC_ERROR_USAGE error (handles are never reused).
+ *  - Strings returned by the library stay valid as long as the handle they
+ *    came from.
+ *  - Thread safety: every function may be called from several threads. One
+ *    program may run concurrently on different output memory; programs may
+ *    be compiled concurrently on one device.
+ */
+#ifndef TILEC_TILEC_H_
+#define TILEC_TILEC_H_
+
+#include <stddef.h>
+#include <stdint.h>
+
+#define TILEC_VERSION_MAJOR 0
+#define TILEC_VERSION_MINOR 1
+#define TILEC_VERSION_PATCH 0
+/* 10000 * major + 100 * minor + patch, as tilec_version() returns. */
+#define TILEC_VERSION (TILEC_VERSION_MAJOR * 10000 + TILEC_VERSION_MINOR * 100 + TILEC_VERSION_PATCH)
+
+#if defined(_WIN32)
+#define TILEC_API
+#else
+#define TILEC_API __attribute__((visibility("default")))
+#endif
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+typedef enum tilec_status {
+  TILEC_OK = 0,
+  TILEC_ERROR_USER = 1,     /* the Tile source, shapes or data are wrong */
+  TILEC_ERROR_USAGE = 2,    /* the API was misused (null or released handle, bad argument) */
+  TILEC_ERROR_INTERNAL = 3, /* a bug in Tilec; please report it */
+  TILEC_ERROR_DEVICE = 4    /* the device or its driver failed */
+} tilec_status;
+
+/* Element types; the values are stable. */
+typedef enum tilec_dtype {
+  TILEC_BOOL = 0,
+  TILEC_I8 = 1,
+  TILEC_I16 = 2,
+  TILEC_I32 = 3,
+  TILEC_I64 = 4,
+  TILEC_U8 = 5,
+  TILEC_U16 = 6,
+  TILEC_U32 = 7,
+  TILEC_U64 = 8,
+  TILEC_F16 = 9,
+  TILEC_F32 = 10,
+  TILEC_F64 = 11,
+  /* Not a type: makes every int a valid tilec_dtype value, so a wrong value
+   * from the caller is reported (TILEC_ERROR_USAGE) rather than undefined. */
+  TILEC_DTYPE_FORCE_INT_ = 0x7fffffff
+} tilec_dtype;
+
+typedef struct tilec_error_s* tilec_error;
+typedef struct tilec_device_s* tilec_device;
+typedef struct tilec_program_s* tilec_program;
+
+/* ---- Version --------------------------------------------------------------------------- */
+
+/* TILEC_VERSION of the library actually loaded. */
+TILEC_API int tilec_version(void);
+/* "0.1.0". */
+TILEC_API const char* tilec_version_string(void);
+
+/* ---- Errors ---------------------------------------------------------------------------- */
+
+/* The kind of the error (never TILEC_OK for a live error; TILEC_ERROR_USAGE for
+ * a NULL or released one). */
+TILEC_API tilec_status tilec_error_kind(tilec_error error);
+/* The message alone, e.g. "unknown name 'X'". */
+TILEC_API const char* tilec_error_message(tilec_error error);
+/* The full text to show a user: "file:line:col: error: message", the source
+ * line and a caret line, or a device error's build log. */
+TILEC_API const char* tilec_error_text(tilec_error error);
+/* The Tile source location: file name ("" if none) and 1-based line and
+ * column (0 if the error is not in Tile source). Any out pointer may be NULL. */
+TILEC_API void tilec_error_location(tilec_error error, const char** file, int* line, int* column);
+TILEC_API tilec_status tilec_error_release(tilec_error error);
+
+/* ---- Devices --------------------------------------------------------------------------- */
+
+/* Number of devices this library can open ("llvm:cpu" first, then OpenCL devices). */
+TILEC_API size_t tilec_device_count(void);
+/* Id of device `index` (< tilec_device_count()), NULL otherwise. Valid for the process. */
+TILEC_API const char* tilec_device_id(size_t index);
+
+/* Opens a device by id: "llvm" / "llvm:cpu" (the host CPU), "opencl" (the first
+ * OpenCL device) or "opencl:P:D". */
+TILEC_API tilec_status tilec_device_open(const char* id, tilec_device* device, tilec_error* error);
+/* The device's id and a one-line description (NULL for a bad handle). */
+TILEC_API const char* tilec_device_name(tilec_device device);
+TILEC_API const char* tilec_device_description(tilec_device device);
+/* Programs compiled on a device keep it open after its release. */
+TILEC_API tilec_status tilec_device_release(tilec_device device);
+
+/* ---- Compiling ------------------------------------------------------------------------- */
+
+/* The shape of one input for compiling, and optionally its memory layout:
+ * NULL or "row-major", "nhwc", "nchw", "nChw16c", "order(0,2,3,1)",
+ * "strides(s0,s1,...)" (see docs/user-guide.md). */
+typedef struct tilec_tensor_spec {
+  const char* name;
+  tilec_dtype dtype;
+  int rank;
+  const int64_t* dims; /* rank entries (NULL for rank 0) */
+  const char* layout;
+} tilec_tensor_spec;
+
+/* A memory layout for any tensor by name (an output, or an input). */
+typedef struct tilec_layout_spec {
+  const char* tensor;
+  const char* layout;
+} tilec_layout_spec;
+
+/* A kernel's forced tile ("kernel_0", one size per index; see `tilec explain`). */
+typedef struct tilec_tile_spec {
+  const char* kernel;
+  int count;
+  const int64_t* sizes;
+} tilec_tile_spec;
+
+/* Compile options; zero-initialize, then set what you need. */
+typedef struct tilec_compile_options {
+  const tilec_layout_spec* layouts; /* extra layouts, e.g. of outputs */
+  size_t num_layouts;
+  const tilec_tile_spec* tiles;
+  size_t num_tiles;
+  int no_vector;  /* nonzero: the flat kernel form even on CPU devices */
+  int no_cache;   /* nonzero: compile again even if an equal program is cached */
+} tilec_compile_options;
+
+/* Compiles Tile `source` (`source_name` is shown in error messages; may be
+ * NULL) for `device` with one spec per program input. `options` may be NULL. */
+TILEC_API tilec_status tilec_program_compile(tilec_device device, const char* source,
+                                             const char* source_name,
+                                             const tilec_tensor_spec* inputs, size_t num_inputs,
+                                             const tilec_compile_options* options,
+                                             tilec_program* program, tilec_error* error);
+TILEC_API tilec_status tilec_program_release(tilec_program program);
+
+/* ---- Querying -------------------------------------------------------------------------- */
+
+/* One input or output of a compiled program. Pointers stay valid as long as the program. */
+typedef struct tilec_tensor_info {
+  const char* name;
+  tilec_dtype dtype;
+  int rank;
+  const int64_t* dims;
+  const char* layout;     /* a spec that describes the compiled layout */
+  const int64_t* strides; /* element strides per dim for plain layouts; NULL if blocked */
+  size_t bytes;           /* bytes the tensor occupies in its layout (padding included) */
+  size_t alignment;       /* memory at a multiple of this (bytes) can be used in place */
+} tilec_tensor_info;
+
+TILEC_API tilec_status tilec_program_num_inputs(tilec_program program, size_t* count,
+                                                tilec_error* error);
+TILEC_API tilec_status tilec_program_num_outputs(tilec_program program, size_t* count,
+                                                 tilec_error* error);
+TILEC_API tilec_status tilec_program_input(tilec_program program, size_t index,
+                                           tilec_tensor_info* info, tilec_error* error);
+TILEC_API tilec_status tilec_program_output(tilec_program program, size_t index,
+                                            tilec_tensor_info* info, tilec_error* error);
+
+/* ---- Running --------------------------------------------------------------------------- */
+
+/* Caller memory holding one tensor. With `strides` NULL the memory is in the
+ * tensor's compiled layout (tilec_tensor_info.layout, `bytes` of it); with
+ * strides (elements per step of each dim, >= 0) it may be any strided view.
+ * Memory in the compiled layout, aligned to tilec_tensor_info.alignment, is
+ * used in place on CPU devices (llvm:cpu; OpenCL through
+ * CL_MEM_USE_HOST_PTR); any other is copied in and out. */
+typedef struct tilec_tensor {
+  void* data;   /* inputs are only read */
+  size_t bytes; /* bytes available at data */
+  tilec_dtype dtype;
+  int rank;
+  const int64_t* dims;
+  const int64_t* strides;
+} tilec_tensor;
+
+/* Runs the program: one tensor per input and per output, in the order of
+ * tilec_program_input / tilec_program_output; returns when the outputs are
+ * written. Inputs and outputs must not overlap. */
+TILEC_API tilec_status tilec_program_run(tilec_program program, const tilec_tensor* inputs,
+                                         size_t num_inputs, const tilec_tensor* outputs,
+                                         size_t num_outputs, tilec_error* error);
+
+#ifdef __cplusplus
+}  /* extern "C" */
+#endif
+
+#endif /* TILEC_TILEC_H_ */

@@ -1,0 +1,257 @@
+// Tilec's C++ API: header-only RAII wrappers over the C ABI (tilec.h).
+//
+//   tilec::Device device("llvm");
+//   std::vector<int64_t> n = {16};
+//   tilec::Program add = device.Compile("function (A[N], B[N]) -> (C) { C = A + B; }",
+//                                       {{"A", TILEC_F32, n}, {"B", TILEC_F32, n}});
+//   add.Run({tilec::Tensor(a, n), tilec::Tensor(b, n)}, {tilec::Tensor(c, n)});
+//
+// Failures throw tilec::Error, which carries the C error's kind, message,
+// full text (source line and caret) and Tile source location. Objects are
+// move-only and release their handle when destroyed.
+#pragma once
+
+#include <cstdint>
+#include <initializer_list>
+#include <span>
+#include <stdexcept>
+#include <string>
+#include <string_view>
+#include <utility>
+#include <vector>
+
+#include "tilec/tilec.h"
+
+namespace tilec {
+
+class Error : public std::runtime_error {
+ public:
+  // Takes over `error` (released here).
+  explicit Error(tilec_error error)
+      : std::runtime_error(tilec_error_text(error)),
+        kind_(tilec_error_kind(error)),
+        message_(tilec_error_message(error)) {
+    const char* file = nullptr;
+    tilec_error_location(error, &file, &line_, &column_);
+    file_ = file ? file : "";
+    tilec_error_release(error);
+  }
+  tilec_status kind() const { return kind_; }
+  const std::string& message() const { return message_; }  // without location
+  const std::string& file() const { return file_; }
+  int line() const { return line_; }      // 0 if not in Tile source
+  int column() const { return column_; }
+
+ private:
+  tilec_status kind_;
+  std::string message_, file_;
+  int line_ = 0, column_ = 0;
+};
+
+namespace detail {
+// `error` by reference: it is read after the call that sets it.
+inline void Check(tilec_status status, const tilec_error& error) {
+  if (status != TILEC_OK) throw Error(error);
+}
+}  // namespace detail
+
+// The element type of a C++ type (float -> TILEC_F32, …).
+template <typename T>
+constexpr tilec_dtype DtypeOf();
+template <> constexpr tilec_dtype DtypeOf<bool>() { return TILEC_BOOL; }
+template <> constexpr tilec_dtype DtypeOf<int8_t>() { return TILEC_I8; }
+template <> constexpr tilec_dtype DtypeOf<int16_t>() { return TILEC_I16; }
+template <> constexpr tilec_dtype DtypeOf<int32_t>() { return TILEC_I32; }
+template <> constexpr tilec_dtype DtypeOf<int64_t>() { return TILEC_I64; }
+template <> constexpr tilec_dtype DtypeOf<uint8_t>() { return TILEC_U8; }
+template <> constexpr tilec_dtype DtypeOf<uint16_t>() { return TILEC_U16; }
+template <> constexpr tilec_dtype DtypeOf<uint32_t>() { return TILEC_U32; }
+template <> constexpr tilec_dtype DtypeOf<uint64_t>() { return TILEC_U64; }
+template <> constexpr tilec_dtype DtypeOf<float>() { return TILEC_F32; }
+template <> constexpr tilec_dtype DtypeOf<double>() { return TILEC_F64; }
+
+inline int Version() { return tilec_version(); }
+
+// Ids of the devices this library can open.
+inline std::vector<std::string> DeviceIds() {
+  std::vector<std::string> ids;
+  for (size_t i = 0; i < tilec_device_count(); ++i) ids.emplace_back(tilec_device_id(i));
+  return ids;
+}
+
+// An input's shape (and layout) for compiling. The spans must outlive Compile.
+struct TensorSpec {
+  std::string_view name;
+  tilec_dtype dtype;
+  std::span<const int64_t> dims;
+  std::string_view layout = {};  // empty: row-major
+};
+
+struct CompileOptions {
+  std::vector<std::pair<std::string, std::string>> layouts;  // tensor -> layout spec
+  bool vectorize = true;
+  bool use_cache = true;
+};
+
+// Caller memory holding one tensor (see tilec_tensor). The spans must
+// outlive the Run call.
+struct Tensor {
+  void* data = nullptr;
+  size_t bytes = 0;
+  tilec_dtype dtype = TILEC_F32;
+  std::span<const int64_t> dims;
+  std::span<const int64_t> strides;  // empty: the compiled layout
+
+  Tensor() = default;
+  Tensor(void* d, size_t b, tilec_dtype t, std::span<const int64_t> shape,
+         std::span<const int64_t> s = {})
+      : data(d), bytes(b), dtype(t), dims(shape), strides(s) {}
+  // Typed memory: the element type and byte size follow from the span.
+  template <typename T>
+  Tensor(std::span<T> values, std::span<const int64_t> shape, std::span<const int64_t> s = {})
+      : data(const_cast<std::remove_const_t<T>*>(values.data())),
+        bytes(values.size_bytes()),
+        dtype(DtypeOf<std::remove_const_t<T>>()),
+        dims(shape),
+        strides(s) {}
+};
+
+struct TensorInfo {
+  std::string name;
+  tilec_dtype dtype;
+  std::vector<int64_t> dims;
+  std::string layout;
+  std::vector<int64_t> strides;  // empty for blocked layouts
+  size_t bytes;
+  size_t alignment;
+};
+
+class Program {
+ public:
+  Program() = default;
+  explicit Program(tilec_program handle) : handle_(handle) {}
+  Program(Program&& o) noexcept : handle_(std::exchange(o.handle_, nullptr)) {}
+  Program& operator=(Program&& o) noexcept {
+    if (this != &o) Reset(std::exchange(o.handle_, nullptr));
+    return *this;
+  }
+  Program(const Program&) = delete;
+  Program& operator=(const Program&) = delete;
+  ~Program() { Reset(nullptr); }
+
+  tilec_program get() const { return handle_; }
+
+  std::vector<TensorInfo> Inputs() const { return Infos(true); }
+  std::vector<TensorInfo> Outputs() const { return Infos(false); }
+
+  // One tensor per input and per output, in signature order. May be called
+  // from several threads at once on different outputs.
+  void Run(std::span<const Tensor> inputs, std::span<const Tensor> outputs) const {
+    std::vector<tilec_tensor> all;
+    all.reserve(inputs.size() + outputs.size());
+    for (const Tensor& t : inputs) all.push_back(ToC(t));
+    for (const Tensor& t : outputs) all.push_back(ToC(t));
+    tilec_error error = nullptr;
+    detail::Check(tilec_program_run(handle_, all.data(), inputs.size(), all.data() + inputs.size(),
+                                    outputs.size(), &error),
+                  error);
+  }
+  void Run(std::initializer_list<Tensor> inputs, std::initializer_list<Tensor> outputs) const {
+    Run(std::span<const Tensor>(inputs.begin(), inputs.size()),
+        std::span<const Tensor>(outputs.begin(), outputs.size()));
+  }
+
+ private:
+  void Reset(tilec_program h) {
+    if (handle_) tilec_program_release(handle_);
+    handle_ = h;
+  }
+  static tilec_tensor ToC(const Tensor& t) {
+    return tilec_tensor{t.data, t.bytes, t.dtype, static_cast<int>(t.dims.size()), t.dims.data(),
+                        t.strides.empty() ? nullptr : t.strides.data()};
+  }
+  std::vector<TensorInfo> Infos(bool inputs) const {
+    tilec_error error = nullptr;
+    size_t count = 0;
+    detail::Check(inputs ? tilec_program_num_inputs(handle_, &count, &error)
+                         : tilec_program_num_outputs(handle_, &count, &error),
+                  error);
+    std::vector<TensorInfo> out;
+    for (size_t i = 0; i < count; ++i) {
+      tilec_tensor_info c{};
+      detail::Check(inputs ? tilec_program_input(handle_, i, &c, &error)
+                           : tilec_program_output(handle_, i, &c, &error),
+                    error);
+      TensorInfo info{c.name, c.dtype, {c.dims, c.dims + c.rank}, c.layout, {}, c.bytes, c.alignment};
+      if (c.strides) info.strides.assign(c.strides, c.strides + c.rank);
+      out.push_back(std::move(info));
+    }
+    return out;
+  }
+
+  tilec_program handle_ = nullptr;
+};
+
+class Device {
+ public:
+  explicit Device(std::string_view id = "llvm") {
+    std::string s(id);
+    tilec_error error = nullptr;
+    detail::Check(tilec_device_open(s.c_str(), &handle_, &error), error);
+  }
+  Device(Device&& o) noexcept : handle_(std::exchange(o.handle_, nullptr)) {}
+  Device& operator=(Device&& o) noexcept {
+    if (this != &o) {
+      if (handle_) tilec_device_release(handle_);
+      handle_ = std::exchange(o.handle_, nullptr);
+    }
+    return *this;
+  }
+  Device(const Device&) = delete;
+  Device& operator=(const Device&) = delete;
+  ~Device() {
+    if (handle_) tilec_device_release(handle_);
+  }
+
+  tilec_device get() const { return handle_; }
+  std::string Name() const { return tilec_device_name(handle_); }
+  std::string Description() const { return tilec_device_description(handle_); }
+
+  Program Compile(std::string_view source, std::span<const TensorSpec> inputs,
+                  const CompileOptions& options = {}, std::string_view source_name = "<source>") const {
+    std::string src(source), src_name(source_name);
+    // C strings for every name and spec.
+    std::vector<std::string> strings;
+    strings.reserve(2 * inputs.size() + 2 * options.layouts.size());
+    std::vector<tilec_tensor_spec> specs;
+    for (const TensorSpec& s : inputs) {
+      const char* name = strings.emplace_back(s.name).c_str();
+      const char* layout = s.layout.empty() ? nullptr : strings.emplace_back(s.layout).c_str();
+      specs.push_back({name, s.dtype, static_cast<int>(s.dims.size()), s.dims.data(), layout});
+    }
+    std::vector<tilec_layout_spec> layouts;
+    for (const auto& [tensor, layout] : options.layouts)
+      layouts.push_back({tensor.c_str(), layout.c_str()});
+    tilec_compile_options c{};
+    c.layouts = layouts.data();
+    c.num_layouts = layouts.size();
+    c.no_vector = options.vectorize ? 0 : 1;
+    c.no_cache = options.use_cache ? 0 : 1;
+    tilec_program program = nullptr;
+    tilec_error error = nullptr;
+    detail::Check(tilec_program_compile(handle_, src.c_str(), src_name.c_str(), specs.data(),
+                                        specs.size(), &c, &program, &error),
+                  error);
+    return Program(program);
+  }
+  Program Compile(std::string_view source, std::initializer_list<TensorSpec> inputs,
+                  const CompileOptions& options = {}, std::string_view source_name = "<source>") const {
+    return Compile(source, std::span<const TensorSpec>(inputs.begin(), inputs.size()), options,
+                   source_name);
+  }
+
+ private:
+  tilec_device handle_ = nullptr;
+};
+
+}  // namespace tilec

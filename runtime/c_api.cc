@@ -1,0 +1,412 @@
+// The C ABI (include/tilec/tilec.h) over runtime::Program: handles from
+// HandleRegistry, every exception turned into a tilec_error.
+#include <tilec/tilec.h>
+
+#include <fmt/format.h>
+
+#include <cstring>
+#include <new>
+#include <optional>
+
+#include "runtime/handle_registry.h"
+#include "runtime/program_cache.h"
+#include "support/error.h"
+#include "tile_lang/layout.h"
+
+namespace tilec::runtime {
+namespace {
+
+// Misuse of the API itself (null handle, bad argument): TILEC_ERROR_USAGE.
+class UsageError : public Error {
+ public:
+  explicit UsageError(std::string message) : Error(std::move(message)) {}
+};
+
+#define TILEC_USAGE_ERROR(...) throw UsageError(::fmt::format(__VA_ARGS__))
+
+struct ErrorObject {
+  tilec_status kind = TILEC_ERROR_INTERNAL;
+  std::string message, text, file;
+  int line = 0, column = 0;
+};
+
+struct DeviceObject {
+  std::shared_ptr<hal::Device> device;
+  std::string description;
+};
+
+// An input or output's tilec_tensor_info and the storage its pointers use.
+struct TensorInfo {
+  std::string name, layout;
+  std::vector<int64_t> dims;
+  std::optional<std::vector<int64_t>> strides;
+  tilec_tensor_info info{};
+};
+
+struct ProgramObject {
+  std::shared_ptr<Program> program;
+  std::vector<TensorInfo> inputs, outputs;
+};
+
+HandleRegistry<ErrorObject>& Errors() {
+  static HandleRegistry<ErrorObject> r;
+  return r;
+}
+HandleRegistry<DeviceObject>& Devices() {
+  static HandleRegistry<DeviceObject> r;
+  return r;
+}
+HandleRegistry<ProgramObject>& Programs() {
+  static HandleRegistry<ProgramObject> r;
+  return r;
+}
+
+template <typename H>
+uintptr_t Value(H handle) {
+  return reinterpret_cast<uintptr_t>(handle);
+}
+template <typename H>
+H Handle(uintptr_t value) {
+  return reinterpret_cast<H>(value);
+}
+
+ErrorObject Plain(tilec_status kind, std::string message, std::string text) {
+  ErrorObject e;
+  e.kind = kind;
+  e.message = std::move(message);
+  e.text = std::move(text);
+  return e;
+}
+
+// Stores a new error object in `*out` (if out) and returns its kind.
+tilec_status Fail(tilec_error* out, ErrorObject e) {
+  tilec_status kind = e.kind;
+  if (out) *out = Handle<tilec_error>(Errors().Add(std::make_shared<ErrorObject>(std::move(e))));
+  return kind;
+}
+
+// Runs `body`; every exception becomes an error object.
+template <typename F>
+tilec_status Guard(tilec_error* out, F&& body) noexcept {
+  try {
+    body();
+    return TILEC_OK;
+  } catch (const UserError& e) {
+    ErrorObject o = Plain(TILEC_ERROR_USER, e.message(), e.Render());
+    if (e.file()) o.file = e.file()->name;
+    if (e.span().known()) o.line = e.span().begin.line, o.column = e.span().begin.col;
+    return Fail(out, std::move(o));
+  } catch (const UsageError& e) {
+    return Fail(out, Plain(TILEC_ERROR_USAGE, e.what(), fmt::format("usage error: {}", e.what())));
+  } catch (const DeviceError& e) {
+    return Fail(out, Plain(TILEC_ERROR_DEVICE, e.what(), e.Render()));
+  } catch (const InternalError& e) {
+    return Fail(out, Plain(TILEC_ERROR_INTERNAL, e.what(), e.Render()));
+  } catch (const std::bad_alloc&) {
+    return Fail(out, Plain(TILEC_ERROR_DEVICE, "out of host memory", "device error: out of host memory"));
+  } catch (const std::exception& e) {
+    return Fail(out, Plain(TILEC_ERROR_INTERNAL, e.what(), fmt::format("internal error: {}", e.what())));
+  } catch (...) {
+    return Fail(out, Plain(TILEC_ERROR_INTERNAL, "unknown exception", "internal error: unknown exception"));
+  }
+}
+
+std::shared_ptr<DeviceObject> LiveDevice(tilec_device d) {
+  if (!d) TILEC_USAGE_ERROR("the device is NULL");
+  std::shared_ptr<DeviceObject> o = Devices().Get(Value(d));
+  if (!o) TILEC_USAGE_ERROR("the device handle is not a live device (released already, or never opened)");
+  return o;
+}
+
+std::shared_ptr<ProgramObject> LiveProgram(tilec_program p) {
+  if (!p) TILEC_USAGE_ERROR("the program is NULL");
+  std::shared_ptr<ProgramObject> o = Programs().Get(Value(p));
+  if (!o) TILEC_USAGE_ERROR("the program handle is not a live program (released already, or never compiled)");
+  return o;
+}
+
+template <typename T>
+void RequireOut(T* out, const char* what) {
+  if (!out) TILEC_USAGE_ERROR("{} is NULL", what);
+}
+
+constexpr int kNumDtypes = 12;
+static_assert(TILEC_BOOL == static_cast<int>(lang::DataType::Bool) &&
+              TILEC_I64 == static_cast<int>(lang::DataType::I64) &&
+              TILEC_U8 == static_cast<int>(lang::DataType::U8) &&
+              TILEC_F16 == static_cast<int>(lang::DataType::F16) &&
+              TILEC_F64 == static_cast<int>(lang::DataType::F64) && kNumDtypes == TILEC_F64 + 1);
+
+// `what()` names the argument in messages (formatted only on failure).
+template <typename What>
+lang::DataType ToDataType(tilec_dtype t, What&& what) {
+  int v = static_cast<int>(t);
+  if (v < 0 || v >= kNumDtypes) TILEC_USAGE_ERROR("{}: {} is not a tilec_dtype", what(), v);
+  return static_cast<lang::DataType>(v);
+}
+
+template <typename What>
+std::vector<int64_t> Dims(int rank, const int64_t* dims, What&& what) {
+  if (rank < 0) TILEC_USAGE_ERROR("{}: negative rank {}", what(), rank);
+  if (rank > 0 && !dims) TILEC_USAGE_ERROR("{}: rank {} but dims is NULL", what(), rank);
+  std::vector<int64_t> out(dims, dims + rank);
+  for (int d = 0; d < rank; ++d)
+    if (out[d] < 0) TILEC_USAGE_ERROR("{}: negative size {} in dimension {}", what(), out[d], d);
+  return out;
+}
+
+TensorInfo MakeInfo(const Program& program, const std::string& name) {
+  const lang::TensorDecl& t = program.bound().Tensor(name);
+  TensorInfo i;
+  i.name = name;
+  i.dims = t.shape.dims;
+  try {
+    i.layout = lang::ToSpec(t.layout);
+  } catch (const UserError&) {
+    i.layout = t.layout.name;
+  }
+  i.strides = PlainStrides(t.layout, t.shape.rank());
+  i.info.dtype = static_cast<tilec_dtype>(t.shape.dtype);
+  i.info.rank = t.shape.rank();
+  i.info.bytes = static_cast<size_t>(t.layout.elements) * lang::ByteSize(t.shape.dtype);
+  i.info.alignment = program.HostAlignment(name);
+  return i;
+}
+
+// Points each info's pointers at its own storage (after the vector stopped moving).
+void FixPointers(std::vector<TensorInfo>& infos) {
+  for (TensorInfo& i : infos) {
+    i.info.name = i.name.c_str();
+    i.info.layout = i.layout.c_str();
+    i.info.dims = i.dims.data();
+    i.info.strides = i.strides ? i.strides->data() : nullptr;
+  }
+}
+
+template <typename What>
+HostView ToView(const tilec_tensor& t, What&& what) {
+  HostView v;
+  v.data = t.data;
+  v.bytes = t.bytes;
+  v.shape.dtype = ToDataType(t.dtype, what);
+  v.shape.dims = Dims(t.rank, t.dims, what);
+  if (t.strides) v.strides.assign(t.strides, t.strides + t.rank);
+  return v;
+}
+
+tilec_status GetInfo(tilec_program program, size_t index, tilec_tensor_info* info,
+                     tilec_error* error, bool input) {
+  return Guard(error, [&] {
+    std::shared_ptr<ProgramObject> p = LiveProgram(program);
+    RequireOut(info, "info");
+    const std::vector<TensorInfo>& list = input ? p->inputs : p->outputs;
+    if (index >= list.size())
+      TILEC_USAGE_ERROR("{} index {} out of range (the program has {})", input ? "input" : "output",
+                        index, list.size());
+    *info = list[index].info;
+  });
+}
+
+}  // namespace
+}  // namespace tilec::runtime
+
+using namespace tilec;
+using namespace tilec::runtime;
+
+extern "C" {
+
+int tilec_version(void) { return TILEC_VERSION; }
+const char* tilec_version_string(void) {
+  static const std::string s =
+      fmt::format("{}.{}.{}", TILEC_VERSION_MAJOR, TILEC_VERSION_MINOR, TILEC_VERSION_PATCH);
+  return s.c_str();
+}
+
+// ---- Errors
+
+tilec_status tilec_error_kind(tilec_error error) {
+  std::shared_ptr<ErrorObject> e = Errors().Get(Value(error));
+  return e ? e->kind : TILEC_ERROR_USAGE;
+}
+
+// Error strings live as long as the error object; a bad handle gets a static text.
+const char* tilec_error_message(tilec_error error) {
+  std::shared_ptr<ErrorObject> e = Errors().Get(Value(error));
+  return e ? e->message.c_str() : "not a live tilec_error (NULL or released)";
+}
+
+const char* tilec_error_text(tilec_error error) {
+  std::shared_ptr<ErrorObject> e = Errors().Get(Value(error));
+  return e ? e->text.c_str() : "usage error: not a live tilec_error (NULL or released)";
+}
+
+void tilec_error_location(tilec_error error, const char** file, int* line, int* column) {
+  std::shared_ptr<ErrorObject> e = Errors().Get(Value(error));
+  if (file) *file = e ? e->file.c_str() : "";
+  if (line) *line = e ? e->line : 0;
+  if (column) *column = e ? e->column : 0;
+}
+
+tilec_status tilec_error_release(tilec_error error) {
+  if (!error) return TILEC_ERROR_USAGE;
+  return Errors().Remove(Value(error)) ? TILEC_OK : TILEC_ERROR_USAGE;
+}
+
+// ---- Devices
+
+namespace {
+const std::vector<std::string>& DeviceIds() {
+  static const std::vector<std::string> ids = [] {
+    try {
+      return hal::ListDeviceIds();
+    } catch (...) {
+      return std::vector<std::string>{"llvm:cpu"};
+    }
+  }();
+  return ids;
+}
+}  // namespace
+
+size_t tilec_device_count(void) { return DeviceIds().size(); }
+
+const char* tilec_device_id(size_t index) {
+  return index < DeviceIds().size() ? DeviceIds()[index].c_str() : nullptr;
+}
+
+tilec_status tilec_device_open(const char* id, tilec_device* device, tilec_error* error) {
+  return Guard(error, [&] {
+    RequireOut(device, "the device out pointer");
+    *device = nullptr;
+    if (!id) TILEC_USAGE_ERROR("the device id is NULL");
+    auto o = std::make_shared<DeviceObject>();
+    o->device = OpenSharedDevice(id);
+    o->description = o->device->Describe();
+    *device = Handle<tilec_device>(Devices().Add(std::move(o)));
+  });
+}
+
+const char* tilec_device_name(tilec_device device) {
+  std::shared_ptr<DeviceObject> d = Devices().Get(Value(device));
+  return d ? d->device->id().c_str() : nullptr;
+}
+
+const char* tilec_device_description(tilec_device device) {
+  std::shared_ptr<DeviceObject> d = Devices().Get(Value(device));
+  return d ? d->description.c_str() : nullptr;
+}
+
+tilec_status tilec_device_release(tilec_device device) {
+  return Guard(nullptr, [&] {
+    if (!device) TILEC_USAGE_ERROR("NULL device");
+    if (!Devices().Remove(Value(device))) TILEC_USAGE_ERROR("device released twice");
+  });
+}
+
+// ---- Programs
+
+tilec_status tilec_program_compile(tilec_device device, const char* source, const char* source_name,
+                                   const tilec_tensor_spec* inputs, size_t num_inputs,
+                                   const tilec_compile_options* options, tilec_program* program,
+                                   tilec_error* error) {
+  return Guard(error, [&] {
+    RequireOut(program, "the program out pointer");
+    *program = nullptr;
+    std::shared_ptr<DeviceObject> d = LiveDevice(device);
+    if (!source) TILEC_USAGE_ERROR("the source is NULL");
+    if (num_inputs > 0 && !inputs) TILEC_USAGE_ERROR("{} inputs but the array is NULL", num_inputs);
+    CompileRequest request;
+    request.source = MakeSource(source_name ? source_name : "<source>", source);
+    for (size_t i = 0; i < num_inputs; ++i) {
+      const tilec_tensor_spec& s = inputs[i];
+      if (!s.name) TILEC_USAGE_ERROR("input spec {} has a NULL name", i);
+      auto what = [&] { return fmt::format("input spec '{}'", s.name); };
+      lang::Shape shape{ToDataType(s.dtype, what), Dims(s.rank, s.dims, what)};
+      if (!request.shapes.emplace(s.name, shape).second)
+        TILEC_USAGE_ERROR("input '{}' has two specs", s.name);
+      if (s.layout) request.layouts[s.name] = s.layout;
+    }
+    bool use_cache = true;
+    if (options) {
+      if (options->num_layouts > 0 && !options->layouts)
+        TILEC_USAGE_ERROR("options.num_layouts is {} but options.layouts is NULL", options->num_layouts);
+      for (size_t i = 0; i < options->num_layouts; ++i) {
+        const tilec_layout_spec& l = options->layouts[i];
+        if (!l.tensor || !l.layout) TILEC_USAGE_ERROR("options.layouts[{}] has a NULL field", i);
+        if (!request.layouts.emplace(l.tensor, l.layout).second)
+          TILEC_USAGE_ERROR("tensor '{}' is given two layouts", l.tensor);
+      }
+      if (options->num_tiles > 0 && !options->tiles)
+        TILEC_USAGE_ERROR("options.num_tiles is {} but options.tiles is NULL", options->num_tiles);
+      for (size_t i = 0; i < options->num_tiles; ++i) {
+        const tilec_tile_spec& t = options->tiles[i];
+        if (!t.kernel) TILEC_USAGE_ERROR("options.tiles[{}] has a NULL kernel name", i);
+        request.tiles[t.kernel] = Dims(t.count, t.sizes, [&] { return fmt::format("options.tiles[{}]", i); });
+      }
+      request.vectorize = options->no_vector == 0;
+      use_cache = options->no_cache == 0;
+    }
+    auto o = std::make_shared<ProgramObject>();
+    o->program = ProcessProgramCache().Compile(request, d->device, use_cache);
+    for (const std::string& n : o->program->bound().inputs) o->inputs.push_back(MakeInfo(*o->program, n));
+    for (const std::string& n : o->program->bound().outputs) o->outputs.push_back(MakeInfo(*o->program, n));
+    FixPointers(o->inputs);
+    FixPointers(o->outputs);
+    *program = Handle<tilec_program>(Programs().Add(std::move(o)));
+  });
+}
+
+tilec_status tilec_program_release(tilec_program program) {
+  return Guard(nullptr, [&] {
+    if (!program) TILEC_USAGE_ERROR("NULL program");
+    if (!Programs().Remove(Value(program))) TILEC_USAGE_ERROR("program released twice");
+  });
+}
+
+tilec_status tilec_program_num_inputs(tilec_program program, size_t* count, tilec_error* error) {
+  return Guard(error, [&] {
+    std::shared_ptr<ProgramObject> p = LiveProgram(program);
+    RequireOut(count, "count");
+    *count = p->inputs.size();
+  });
+}
+
+tilec_status tilec_program_num_outputs(tilec_program program, size_t* count, tilec_error* error) {
+  return Guard(error, [&] {
+    std::shared_ptr<ProgramObject> p = LiveProgram(program);
+    RequireOut(count, "count");
+    *count = p->outputs.size();
+  });
+}
+
+tilec_status tilec_program_input(tilec_program program, size_t index, tilec_tensor_info* info,
+                                 tilec_error* error) {
+  return GetInfo(program, index, info, error, true);
+}
+
+tilec_status tilec_program_output(tilec_program program, size_t index, tilec_tensor_info* info,
+                                  tilec_error* error) {
+  return GetInfo(program, index, info, error, false);
+}
+
+tilec_status tilec_program_run(tilec_program program, const tilec_tensor* inputs, size_t num_inputs,
+                               const tilec_tensor* outputs, size_t num_outputs, tilec_error* error) {
+  return Guard(error, [&] {
+    std::shared_ptr<ProgramObject> p = LiveProgram(program);
+    if (num_inputs > 0 && !inputs) TILEC_USAGE_ERROR("{} inputs but the array is NULL", num_inputs);
+    if (num_outputs > 0 && !outputs) TILEC_USAGE_ERROR("{} outputs but the array is NULL", num_outputs);
+    if (num_inputs != p->inputs.size())
+      TILEC_USAGE_ERROR("the program has {} inputs but {} were given", p->inputs.size(), num_inputs);
+    if (num_outputs != p->outputs.size())
+      TILEC_USAGE_ERROR("the program has {} outputs but {} were given", p->outputs.size(), num_outputs);
+    std::vector<HostView> views;
+    views.reserve(num_inputs + num_outputs);
+    for (size_t i = 0; i < num_inputs; ++i)
+      views.push_back(ToView(inputs[i], [&] { return fmt::format("input '{}'", p->inputs[i].name); }));
+    for (size_t i = 0; i < num_outputs; ++i)
+      views.push_back(ToView(outputs[i], [&] { return fmt::format("output '{}'", p->outputs[i].name); }));
+    std::span<const HostView> all(views);
+    p->program->RunOn(all.first(num_inputs), all.subspan(num_inputs));
+  });
+}
+
+}  // extern "C"

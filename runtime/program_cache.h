@@ -1,0 +1,71 @@
+// Process-wide state behind the public API: the devices opened so far (one
+// hal::Device per id, so every user of "llvm:cpu" shares one JIT and one
+// thread pool) and the in-process cache of compiled programs.
+//
+// Thread safety: both may be used from several threads at once.
+#pragma once
+
+#include <map>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "hal/hal.h"
+#include "runtime/program.h"
+#include "support/source.h"
+#include "tile_lang/types.h"
+
+namespace tilec::runtime {
+
+// The process's device for `id` ("llvm", "llvm:cpu", "opencl", "opencl:P:D"),
+// opened on first use, with the process's disk cache of kernels
+// (ProcessKernelCache). Errors as hal::OpenDevice.
+std::shared_ptr<hal::Device> OpenSharedDevice(const std::string& id);
+
+// Everything a compiled program depends on besides the device.
+struct CompileRequest {
+  SourceFilePtr source;
+  std::map<std::string, lang::Shape> shapes;
+  std::map<std::string, std::string> layouts;  // tensor -> layout spec
+  std::map<std::string, std::vector<int64_t>> tiles;
+  bool vectorize = true;
+};
+
+struct ProgramCacheStats {
+  size_t hits = 0;
+  size_t misses = 0;
+  size_t entries = 0;
+};
+
+// Compiled programs keyed by the canonical source (the parsed program printed
+// back, so spacing and comments do not matter), shapes, layouts, options and
+// the device. At most `capacity` entries; the least recently used goes first.
+class ProgramCache {
+ public:
+  explicit ProgramCache(size_t capacity = 256) : capacity_(capacity) {}
+
+  // Parses, binds and compiles `request` for `device`, or returns the program
+  // compiled before for an equal request. `use_cache` false always compiles
+  // (and does not store). UserError / DeviceError as Program::Compile.
+  std::shared_ptr<Program> Compile(const CompileRequest& request,
+                                   const std::shared_ptr<hal::Device>& device, bool use_cache = true);
+
+  ProgramCacheStats stats() const;
+  void Clear();
+
+ private:
+  struct Entry {
+    std::shared_ptr<Program> program;
+    uint64_t last_use = 0;
+  };
+  mutable std::mutex mutex_;
+  size_t capacity_;
+  uint64_t clock_ = 0;
+  std::map<std::string, Entry> entries_;
+  ProgramCacheStats stats_;
+};
+
+// The cache the C ABI uses.
+ProgramCache& ProcessProgramCache();
+
+}  // namespace tilec::runtime
