@@ -1,5 +1,9 @@
 #include "runtime/program.h"
 
+#include <fmt/format.h>
+
+#include <algorithm>
+
 #include "runtime/layout_pack.h"
 #include "support/error.h"
 #include "tile_lang/binder.h"
@@ -32,7 +36,24 @@ void Program::Allocate() {
     if (buffers_.count(name)) return;
     const lang::TensorDecl& t = compiled_.program.Tensor(name);
     size_t bytes = static_cast<size_t>(t.layout.elements) * lang::ByteSize(t.shape.dtype);
-    buffers_[name] = device_->Allocate(bytes);
+    try {
+      buffers_[name] = device_->Allocate(bytes);
+    } catch (const DeviceError& e) {
+      // Name the tensor and the kernels that would use it.
+      std::string kernels;
+      int count = 0;
+      for (const compiler::CompiledKernel& k : compiled_.kernels) {
+        const compiler::KernelSpec& spec = k.spec;
+        bool uses = std::count(spec.outputs.begin(), spec.outputs.end(), name) +
+                        std::count(spec.inputs.begin(), spec.inputs.end(), name) > 0;
+        if (uses) kernels += fmt::format("{}'{}'", count++ ? ", " : "", k.code.function.name);
+      }
+      throw DeviceError(fmt::format("tensor '{}' ({}, {} bytes){}: {}", name, ToString(t.shape),
+                                    bytes,
+                                    count == 0 ? "" : (count == 1 ? " used by kernel " : " used by kernels ") + kernels,
+                                    e.what()),
+                        e.build_log());
+    }
   };
   for (const std::string& n : compiled_.program.inputs) add(n);
   for (const std::string& n : compiled_.program.outputs) add(n);
