@@ -19,8 +19,11 @@ SEED="${TILEC_FUZZ_SEED:-1}"
 JOBS="${TILEC_JOBS:-2}"
 DIR=build-fuzz
 
+# -O1 with line tables: the usual fuzzing build, and half the compile time of
+# -O2 -g under the sanitizers. Assertions stay on (no NDEBUG).
 cmake -S . -B "$DIR" -G Ninja -DCMAKE_BUILD_TYPE=RelWithDebInfo -DTILEC_FUZZ=ON \
-  -DCMAKE_CXX_COMPILER=clang++-19 -DCMAKE_C_COMPILER=clang-19 >/dev/null
+  -DCMAKE_CXX_COMPILER=clang++-19 -DCMAKE_C_COMPILER=clang-19 \
+  "-DCMAKE_CXX_FLAGS_RELWITHDEBINFO=-O1 -gline-tables-only" >/dev/null
 targets=()
 for h in "${HARNESSES[@]}"; do targets+=("fuzz_$h"); done
 ninja -C "$DIR" -j "$JOBS" "${targets[@]}"

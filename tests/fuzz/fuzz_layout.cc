@@ -23,13 +23,15 @@ namespace {
   std::abort();
 }
 
-// Offsets of every logical index, by the formula of layout.h: the first
-// physical dim of a logical dim takes the whole quotient, later ones modulo
-// their size.
+// Offsets of every logical index, by the formula of layout.h as the runtime's
+// packing (runtime/layout_pack.cc) applies it.
 void CheckOffsets(std::string_view spec, const std::vector<int64_t>& dims, const lang::Layout& l) {
   int64_t count = 1;
-  for (int64_t d : dims) count *= d;
-  if (count > 4096) return;
+  for (int64_t d : dims) {
+    if (d > 4096) return;
+    count *= d;
+    if (count > 4096) return;
+  }
   std::set<int64_t> seen;
   std::vector<int64_t> index(dims.size(), 0);
   for (int64_t n = 0; n < count; ++n) {
@@ -39,13 +41,11 @@ void CheckOffsets(std::string_view spec, const std::vector<int64_t>& dims, const
       rest /= dims[k];
     }
     int64_t offset = 0;
-    std::vector<bool> outer_seen(dims.size(), false);
     for (const lang::PhysicalDim& p : l.phys) {
       if (p.dim < 0 || p.dim >= static_cast<int>(dims.size()) || p.divisor < 1)
         Finding(spec, dims, "physical dim out of range");
       int64_t part = index[p.dim] / p.divisor;
-      if (outer_seen[p.dim] && p.size > 0) part %= p.size;
-      outer_seen[p.dim] = true;
+      if (p.size > 0) part %= p.size;
       offset += part * p.stride;
     }
     if (offset < 0 || offset >= l.elements) Finding(spec, dims, "offset outside the buffer");
