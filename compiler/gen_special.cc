@@ -4,6 +4,9 @@
 // obviously right over speed.
 #include <fmt/format.h>
 
+#include <algorithm>
+#include <cmath>
+#include <limits>
 #include <numeric>
 #include <tuple>
 
@@ -105,6 +108,7 @@ class SpecialGen {
     int64_t biggest = 0;
     for (const auto& t : spec_.outputs) biggest = std::max(biggest, Count(program_.Tensor(t)));
     for (const auto& t : spec_.inputs) biggest = std::max(biggest, Count(program_.Tensor(t)));
+    if (spec_.kind == KernelKind::Direct) biggest = std::max(biggest, DirectIndexMagnitude());
     out.function.index_type = biggest > (int64_t{1} << 30) ? DataType::I64 : DataType::I32;
     for (const sem::Param& p : out.function.params) params_.push_back(_Var(p.name, p.type));
 
@@ -290,6 +294,41 @@ class SpecialGen {
     s.numerator = _Const(p.constant.num * (den / p.constant.den));
     for (const auto& [v, c] : p.terms) s.numerator = s.numerator + vars.at(v) * (c.num * (den / c.den));
     return s;
+  }
+
+  // The largest magnitude of an index-typed value Direct() computes: loop
+  // bounds, scaled index and constraint numerators and the limits they are
+  // compared with (a constraint `a < 4294967296` needs the i64 index type
+  // even when every tensor is small). Saturates at INT64_MAX.
+  int64_t DirectIndexMagnitude() const {
+    const lang::ContractionOp& op = spec_.contraction;
+    std::map<std::string, double> var_max;
+    double biggest = 0;
+    for (size_t v = 0; v < op.index_vars.size(); ++v) {
+      const auto& b = op.bounds[v];
+      double m = std::max(std::fabs(static_cast<double>(b.lo)), std::fabs(static_cast<double>(b.hi) + 1));
+      var_max[op.index_vars[v]] = m;
+      biggest = std::max(biggest, m);
+    }
+    auto scaled = [&](const lang::Polynomial& p, double limit) {
+      int64_t den = p.constant.den;
+      for (const auto& [v, c] : p.terms) den = std::lcm(den, c.den);
+      double m = std::fabs(static_cast<double>(p.constant.num) * static_cast<double>(den / p.constant.den));
+      for (const auto& [v, c] : p.terms)
+        m += std::fabs(static_cast<double>(c.num) * static_cast<double>(den / c.den)) * var_max.at(v);
+      biggest = std::max({biggest, m, limit * static_cast<double>(den)});
+    };
+    const lang::TensorDecl& out = program_.Tensor(op.output);
+    for (size_t d = 0; d < op.output_index.size(); ++d)
+      scaled(op.output_index[d], static_cast<double>(out.shape.dims[d]));
+    for (const auto& in : op.inputs) {
+      const lang::TensorDecl& t = program_.Tensor(in.tensor);
+      for (size_t d = 0; d < in.index.size(); ++d)
+        scaled(in.index[d], static_cast<double>(t.shape.dims[d]));
+    }
+    for (const auto& c : op.constraints) scaled(c.poly, static_cast<double>(c.range));
+    constexpr double kMax = static_cast<double>(std::numeric_limits<int64_t>::max());
+    return biggest >= kMax ? std::numeric_limits<int64_t>::max() : static_cast<int64_t>(biggest);
   }
 
   // One work item per output element: enumerate the index assignments that

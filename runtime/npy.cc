@@ -53,8 +53,10 @@ struct Value {
   std::string str;
   int64_t i = 0;
   bool b = false;
-  std::vector<Value> items;                          // Tuple, List
-  std::vector<std::pair<std::string, Value>> dict;   // Dict (string keys only)
+  std::vector<Value> items;        // Tuple, List; Dict: the values
+  std::vector<std::string> keys;   // Dict: the (string) key of each item
+  // (Not a vector of pair<string, Value>: a pair needs a complete Value,
+  // which clang with libstdc++ rejects here.)
 };
 
 // Recursive-descent parser of Python literals (as ast.literal_eval reads the
@@ -206,10 +208,11 @@ class HeaderParser {
     while (Peek() != '}' || AtEnd()) {
       if (Peek() != '\'' && Peek() != '"') Fail("expected a string key");
       std::string key = ParseString().str;
-      for (const auto& [k, unused] : v.dict)
+      for (const std::string& k : v.keys)
         if (k == key) Fail(fmt::format("duplicate key '{}'", Printable(key)));
       Expect(':');
-      v.dict.emplace_back(std::move(key), ParseValue(depth + 1));
+      v.items.push_back(ParseValue(depth + 1));
+      v.keys.push_back(std::move(key));
       SkipSpace();
       if (Peek() == ',' && !AtEnd()) {
         ++pos_;
@@ -278,7 +281,9 @@ lang::Shape ParseHeaderDict(const Value& dict, const std::string& file) {
   const Value* descr = nullptr;
   const Value* fortran = nullptr;
   const Value* shape = nullptr;
-  for (const auto& [key, value] : dict.dict) {
+  for (size_t k = 0; k < dict.keys.size(); ++k) {
+    const std::string& key = dict.keys[k];
+    const Value& value = dict.items[k];
     if (key == "descr") {
       descr = &value;
     } else if (key == "fortran_order") {

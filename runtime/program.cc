@@ -1,5 +1,7 @@
 #include "runtime/program.h"
 
+#include <fmt/format.h>
+
 #include <algorithm>
 #include <cstring>
 
@@ -116,7 +118,24 @@ size_t Program::HostAlignment(const std::string& tensor) const {
 
 hal::DeviceBuffer& Program::Owned(BufferSet& set, size_t slot) {
   if (set.owned.size() < slot_names_.size()) set.owned.resize(slot_names_.size());
-  if (!set.owned[slot]) set.owned[slot] = device_->Allocate(slot_bytes_[slot]);
+  if (set.owned[slot]) return *set.owned[slot];
+  try {
+    set.owned[slot] = device_->Allocate(slot_bytes_[slot]);
+  } catch (const DeviceError& e) {
+    // Name the tensor and the kernels that would use it.
+    const std::string& name = slot_names_[slot];
+    const lang::TensorDecl& t = compiled_.program.Tensor(name);
+    std::vector<std::string> kernels;
+    for (size_t k = 0; k < kernel_slots_.size(); ++k)
+      if (std::count(kernel_slots_[k].begin(), kernel_slots_[k].end(), slot))
+        kernels.push_back(fmt::format("'{}'", compiled_.kernels[k].code.function.name));
+    std::string users = kernels.empty() ? ""
+                        : fmt::format(" used by kernel{} {}", kernels.size() == 1 ? "" : "s",
+                                      fmt::join(kernels, ", "));
+    throw DeviceError(fmt::format("tensor '{}' ({}, {} bytes){}: {}", name, ToString(t.shape),
+                                  slot_bytes_[slot], users, e.what()),
+                      e.build_log());
+  }
   return *set.owned[slot];
 }
 

@@ -12,6 +12,8 @@ PACKAGES=(
   ocl-icd-opencl-dev opencl-c-headers opencl-clhpp-headers pocl-opencl-icd clinfo
   # LLVM backend
   llvm-19-dev
+  # libFuzzer harnesses (tests/fuzz, scripts/fuzz.sh)
+  clang-19 libclang-rt-19-dev
   # tests compare against NumPy (Debian's numpy is for /usr/bin/python3)
   python3-numpy
   # bench/suite's smoke test compares with PyTorch; the Python module (pybind11)

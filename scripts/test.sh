@@ -2,6 +2,8 @@
 # Builds Tilec twice and runs every test (ctest: unit, golden and end-to-end):
 #   build/       RelWithDebInfo, warnings are errors
 #   build-asan/  AddressSanitizer + UndefinedBehaviorSanitizer
+# then the concurrency tests under ThreadSanitizer (build-tsan/) and a short
+# fixed-seed run of every libFuzzer harness (build-fuzz/, scripts/fuzz.sh).
 # Exits non-zero if any step or test fails.
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -42,6 +44,21 @@ ASAN_OPTIONS="$ASAN_LEAKS" CTEST_EXTRA="-LE opencl" run_suite build-asan -DTILEC
 echo "== test build-asan (OpenCL tests, without LeakSanitizer)"
 ASAN_OPTIONS="$ASAN_NO_LEAKS" TILEC_CACHE_DIR="$PWD/build-asan/test-kernel-cache" ctest --test-dir build-asan --output-on-failure -j "$JOBS" -L opencl \
   -E '^example\.opencl\.' || status=1
+
+# ThreadSanitizer: only the tests labelled `threads` (tests/CMakeLists.txt),
+# and only their binaries are built. They use the LLVM device only: PoCL's
+# own threads are not instrumented (docs/testing.md).
+echo "== configure build-tsan" &&
+  cmake -S . -B build-tsan -G Ninja -DCMAKE_BUILD_TYPE=RelWithDebInfo -DTILEC_WERROR=ON \
+    -DTILEC_TSAN=ON &&
+  echo "== build build-tsan" &&
+  ninja -C build-tsan -j "$JOBS" tilec_threads_tests &&
+  echo "== test build-tsan" &&
+  TSAN_OPTIONS="halt_on_error=1:second_deadlock_stack=1${TSAN_OPTIONS:+:$TSAN_OPTIONS}" \
+    ctest --test-dir build-tsan --output-on-failure -j "$JOBS" -L threads || status=1
+
+# libFuzzer: every harness for 20000 executions with seed 1.
+bash scripts/fuzz.sh 20000 || status=1
 
 if ((status != 0)); then
   echo "test.sh: FAILED (see the output above)" >&2

@@ -101,10 +101,16 @@ void PrintExpr(const Expr& e, std::string& out) {
       TILEC_CHECK(e.args.size() == 1 && e.args[0]);
       const Expr& a = *e.args[0];
       out += Spelling(e.unary_op);
-      // `-1` would re-parse as the literal -1, and `--x` reads badly.
+      // `-1` would re-parse as the literal -1. No other parentheses: each
+      // would count as a level of nesting when the text is parsed again, so
+      // a deep chain of unary operators that parsed would print as one too
+      // deep to parse (the parser caps nesting). `- -x` is spaced instead.
       bool literal = a.kind == ExprKind::IntLit || a.kind == ExprKind::FloatLit;
-      bool parens = PrecOf(a) < kUnaryPrec || (e.unary_op == UnaryOp::Neg && literal) ||
-                    (a.kind == ExprKind::Unary && a.unary_op == UnaryOp::Neg) || IsNegativeLiteral(a);
+      bool parens = PrecOf(a) < kUnaryPrec ||
+                    (e.unary_op == UnaryOp::Neg && literal && !IsNegativeLiteral(a));
+      if (!parens && e.unary_op == UnaryOp::Neg &&
+          ((a.kind == ExprKind::Unary && a.unary_op == UnaryOp::Neg) || IsNegativeLiteral(a)))
+        out += ' ';
       PrintWrapped(a, parens, out);
       return;
     }

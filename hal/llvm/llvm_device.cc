@@ -16,6 +16,8 @@
 #include <optional>
 #include <unordered_map>
 
+#include <unistd.h>
+
 #include "hal/llvm/cpu_info.h"
 #include "hal/llvm/emit_llvm.h"
 #include "hal/llvm/jit.h"
@@ -155,6 +157,15 @@ size_t LlvmDevice::cached_module_count() const {
 }
 
 std::unique_ptr<DeviceBuffer> LlvmDevice::Allocate(size_t bytes) {
+  // More than the host's physical memory cannot work. Fail before the
+  // allocator, which may overcommit and leave the zero fill to the OOM killer
+  // (and which aborts under AddressSanitizer instead of returning null).
+  static const uint64_t host_bytes =
+      static_cast<uint64_t>(sysconf(_SC_PHYS_PAGES)) * static_cast<uint64_t>(sysconf(_SC_PAGE_SIZE));
+  if (bytes > host_bytes) {
+    throw DeviceError(fmt::format("cannot allocate {} bytes on {}: the host has {} bytes of memory",
+                                  bytes, kId, host_bytes));
+  }
   return std::make_unique<CpuBuffer>(bytes);
 }
 

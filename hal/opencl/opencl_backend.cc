@@ -24,10 +24,22 @@ class ClBuffer final : public DeviceBuffer {
 
 class ClExecutable final : public Executable {
  public:
+  // A failed build is a DeviceError naming the program's kernels, with the
+  // driver's message and build log.
   ClExecutable(opencl::Device& device, const compiler::CompiledProgram& program,
-               const std::string& source)
+               const std::string& source, const std::string& build_options)
       : device_(device) {
-    Program built = device.Build(source, "-cl-std=CL1.2");
+    Program built;
+    try {
+      built = device.Build(source, "-cl-std=CL1.2" + build_options);
+    } catch (const DeviceError& e) {
+      std::string names;
+      for (const compiler::CompiledKernel& k : program.kernels)
+        names += fmt::format("{}'{}'", names.empty() ? "" : ", ", k.code.function.name);
+      throw DeviceError(fmt::format("cannot build kernel{} {}: {}",
+                                    program.kernels.size() == 1 ? "" : "s", names, e.what()),
+                        e.build_log());
+    }
     for (const compiler::CompiledKernel& k : program.kernels) {
       kernels_.push_back(device.GetKernel(built, k.code.function.name));
       global_.push_back(k.code.global);
@@ -58,7 +70,8 @@ class ClExecutable final : public Executable {
 
 class ClDevice final : public hal::Device {
  public:
-  explicit ClDevice(const DeviceDesc& desc) : device_(desc), id_(desc.id) {
+  ClDevice(const DeviceDesc& desc, const std::string& build_options)
+      : device_(desc), id_(desc.id), build_options_(build_options.empty() ? "" : " " + build_options) {
     emit_.fp16 = desc.HasExtension("cl_khr_fp16");
     emit_.fp64 = desc.HasExtension("cl_khr_fp64");
     emit_.fast_math = false;
@@ -97,19 +110,22 @@ class ClDevice final : public hal::Device {
   std::string EmitCode(const sem::Module& module) override { return EmitOpenCL(module, emit_); }
 
   std::unique_ptr<Executable> Build(const compiler::CompiledProgram& program) override {
-    return std::make_unique<ClExecutable>(device_, program, EmitCode(program.Module()));
+    return std::make_unique<ClExecutable>(device_, program, EmitCode(program.Module()),
+                                          build_options_);
   }
 
  private:
   opencl::Device device_;
   std::string id_;
+  std::string build_options_;  // with a leading space, or empty
   EmitOptions emit_;
 };
 
 }  // namespace
 
-std::unique_ptr<hal::Device> MakeOpenClDevice(const DeviceDesc& desc) {
-  return std::make_unique<ClDevice>(desc);
+std::unique_ptr<hal::Device> MakeOpenClDevice(const DeviceDesc& desc,
+                                              const std::string& build_options) {
+  return std::make_unique<ClDevice>(desc, build_options);
 }
 
 }  // namespace tilec::hal::opencl

@@ -3,12 +3,16 @@
 #pragma once
 
 #include <memory>
+#include <string>
 
 #include "hal/hal.h"
 #include "hal/opencl/opencl_info.h"
 
 namespace tilec::hal::opencl {
 
-std::unique_ptr<hal::Device> MakeOpenClDevice(const DeviceDesc& desc);
+// `build_options` are appended to the options of every clBuildProgram
+// (tests pass a -D that breaks the source to exercise build failures).
+std::unique_ptr<hal::Device> MakeOpenClDevice(const DeviceDesc& desc,
+                                              const std::string& build_options = {});
 
 }  // namespace tilec::hal::opencl

@@ -299,6 +299,11 @@ Kernel Device::GetKernel(const Program& program, const std::string& name) {
   CheckCl(clGetKernelWorkGroupInfo(kernel.handle(), impl_->desc.device, CL_KERNEL_WORK_GROUP_SIZE,
                                    sizeof(size_t), &kernel.max_work_group_size_, nullptr),
           "clGetKernelWorkGroupInfo(CL_KERNEL_WORK_GROUP_SIZE)");
+  cl_ulong local_mem = 0;
+  CheckCl(clGetKernelWorkGroupInfo(kernel.handle(), impl_->desc.device, CL_KERNEL_LOCAL_MEM_SIZE,
+                                   sizeof(local_mem), &local_mem, nullptr),
+          "clGetKernelWorkGroupInfo(CL_KERNEL_LOCAL_MEM_SIZE)");
+  kernel.local_mem_size_ = local_mem;
   return kernel;
 }
 
@@ -374,6 +379,13 @@ LaunchResult Device::Launch(const Kernel& kernel, const std::vector<KernelArg>& 
     throw DeviceError(
         fmt::format("kernel '{}': {} bytes of __local arguments exceed the {} bytes of {}", name,
                     local_bytes, im.local_mem_bytes, im.desc.id));
+  }
+  if (kernel.local_mem_size() > im.local_mem_bytes - local_bytes) {
+    throw DeviceError(fmt::format(
+        "kernel '{}': {} bytes of __local memory ({} declared in the kernel, {} in arguments) "
+        "exceed the {} bytes of {}",
+        name, kernel.local_mem_size() + local_bytes, kernel.local_mem_size(), local_bytes,
+        im.local_mem_bytes, im.desc.id));
   }
 
   // --- Run and time.

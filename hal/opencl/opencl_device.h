@@ -102,6 +102,9 @@ class Kernel {
   // CL_KERNEL_WORK_GROUP_SIZE: this kernel's own limit on this device, which
   // may be below the device's maximum (registers, local memory).
   size_t max_work_group_size() const { return max_work_group_size_; }
+  // CL_KERNEL_LOCAL_MEM_SIZE: the __local memory the kernel declares itself
+  // (static __local arrays), which the launch adds to its __local arguments.
+  uint64_t local_mem_size() const { return local_mem_size_; }
 
  private:
   friend class Device;
@@ -109,6 +112,7 @@ class Kernel {
   std::string name_;
   size_t num_args_ = 0;
   size_t max_work_group_size_ = 0;
+  uint64_t local_mem_size_ = 0;
 };
 
 // A __local pointer argument: the driver allocates `bytes` per work group.
@@ -188,7 +192,9 @@ class Device {
   // A wrong argument count, a zero size or a global size not divisible by the
   // local size is a caller bug (InternalError); a group larger than the device
   // or kernel allows, or more local memory than the device has, throws
-  // DeviceError. Both happen before the driver is called.
+  // DeviceError. Both happen before the driver is called. (Some drivers, PoCL
+  // among them, abort the process on a launch whose local memory exceeds the
+  // device's instead of returning CL_OUT_OF_RESOURCES.)
   LaunchResult Launch(const Kernel& kernel, const std::vector<KernelArg>& args,
                       std::array<size_t, 3> global, std::array<size_t, 3> local, int dims);
 

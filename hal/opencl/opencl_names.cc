@@ -1,6 +1,7 @@
 #include "hal/opencl/opencl_names.h"
 
 #include <set>
+#include <string>
 
 namespace tilec::hal::opencl {
 namespace {
@@ -68,7 +69,11 @@ std::map<std::string, std::string> RenameReservedNames(const sem::Function& f) {
   for (const std::string& n : std::set<std::string>(names.names)) {
     if (!IsReservedInOpenCL(n)) continue;
     std::string fresh = n + "_";
-    while (names.names.count(fresh) || IsReservedInOpenCL(fresh)) fresh += "_";
+    while (!IsReservedInOpenCL(fresh) && names.names.count(fresh)) fresh += "_";
+    // A reserved prefix (`get_`, `CL_`, `__`) stays reserved whatever follows:
+    // prefix such a name instead. `r<k>_` is never reserved.
+    for (int k = 0; IsReservedInOpenCL(fresh) || names.names.count(fresh); ++k)
+      fresh = "r" + (k ? std::to_string(k) : std::string()) + "_" + n;
     names.names.insert(fresh);
     rename[n] = fresh;
   }

@@ -20,7 +20,9 @@ bool IsReservedInOpenCL(std::string_view name);
 
 // New names for the parameters and variables of `f` that are reserved: the
 // name plus as many `_` as make it unused in `f` and unreserved (`min` ->
-// `min_`). Renaming by name keeps the scoping of the function unchanged.
+// `min_`); a name with a reserved prefix, which no suffix helps, gets the
+// prefix `r_` (or `r1_`, `r2_`, … if that is taken): `get_j` -> `r_get_j`.
+// Renaming by name keeps the scoping of the function unchanged.
 std::map<std::string, std::string> RenameReservedNames(const sem::Function& f);
 
 }  // namespace tilec::hal::opencl

@@ -229,6 +229,25 @@ TEST(EmitOpenCLTest, IntegerSemantics) {
   EXPECT_THAT(cl, HasSubstr("float neg = (-0.5f);"));
 }
 
+// A reserved prefix stays reserved whatever suffix follows (`get_j_`, …):
+// such names get a prefix. (Found by fuzz_compile: the suffix loop never
+// ended for an index named get_j.)
+TEST(EmitOpenCLTest, RenamesNamesWithAReservedPrefix) {
+  Expr o = _Var("O", Global(kF32));
+  Function f = MakeKernel("m", {{"O", o->type}},
+                          {_Declare(kF32, "get_j", _Float(1)), _Declare(kF32, "r_get_j", _Float(2)),
+                           _Declare(kF32, "CL_X", _Float(3)), _Declare(kF32, "__y", _Float(4)),
+                           _Store(o, _Const(0),
+                                  _Var("get_j", kF32) + _Var("r_get_j", kF32) +
+                                      _Var("CL_X", kF32) + _Var("__y", kF32))});
+  std::string cl = Emit(f);
+  EXPECT_THAT(cl, HasSubstr("float r1_get_j = 1.0f;"));  // r_get_j is taken
+  EXPECT_THAT(cl, HasSubstr("float r_get_j = 2.0f;"));
+  EXPECT_THAT(cl, HasSubstr("float r_CL_X = 3.0f;"));
+  EXPECT_THAT(cl, HasSubstr("float r___y = 4.0f;"));
+  EXPECT_THAT(cl, HasSubstr("O[0] = (((r1_get_j + r_get_j) + r_CL_X) + r___y);"));
+}
+
 TEST(EmitOpenCLTest, RenamesReservedNamesAndMapsMath) {
   Expr min = _Var("min", kF32), f4 = _Var("float4", kF32), o = _Var("O", Global(kF32));
   Function f = MakeKernel("m", {{"O", o->type}},

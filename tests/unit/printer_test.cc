@@ -108,8 +108,9 @@ TEST(PrinterTest, MinimalParentheses) {
   // Unary operators and the literal folding.
   EXPECT_EQ(Print(*MakeUnary(UnaryOp::Neg, bin(BinaryOp::Add, a, b))), "-(a + b)");
   EXPECT_EQ(Print(*MakeUnary(UnaryOp::Neg, MakeInt(1))), "-(1)");
-  EXPECT_EQ(Print(*MakeUnary(UnaryOp::Neg, MakeInt(-1))), "-(-1)");
-  EXPECT_EQ(Print(*MakeUnary(UnaryOp::Neg, MakeUnary(UnaryOp::Neg, a))), "-(-a)");
+  EXPECT_EQ(Print(*MakeUnary(UnaryOp::Neg, MakeInt(-1))), "- -1");
+  EXPECT_EQ(Print(*MakeUnary(UnaryOp::Neg, MakeUnary(UnaryOp::Neg, a))), "- -a");
+  EXPECT_EQ(Print(*MakeUnary(UnaryOp::BitNot, MakeUnary(UnaryOp::Neg, a))), "~-a");
   EXPECT_EQ(Print(*MakeUnary(UnaryOp::BitNot, MakeInt(1))), "~1");
   EXPECT_EQ(Print(*MakeUnary(UnaryOp::LogicalNot, MakeUnary(UnaryOp::BitNot, a))), "!~a");
   EXPECT_EQ(Print(*bin(BinaryOp::Sub, a, MakeInt(-1))), "a - -1");
