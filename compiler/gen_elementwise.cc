@@ -73,6 +73,21 @@ Expr Shift(sem::BinaryOp op, const Expr& a, const Expr& b, DataType t) {
 
 Expr FloatCall(sem::CallFn fn, std::vector<Expr> args) { return _Call(fn, std::move(args)); }
 
+// Arithmetic whose bool form the sem tree has no operator for.
+bool IsBoolArithmetic(ElemFn fn) {
+  switch (fn) {
+    case ElemFn::Neg:
+    case ElemFn::Add:
+    case ElemFn::Sub:
+    case ElemFn::Mul:
+    case ElemFn::Div:
+    case ElemFn::Mod:
+    case ElemFn::Shl:
+    case ElemFn::Shr: return true;
+    default: return false;
+  }
+}
+
 }  // namespace
 
 Expr ScalarConst(const lang::Scalar& s) {
@@ -150,6 +165,14 @@ bool IsVectorSafe(const lang::ElementwiseOp& op) {
 Expr GenerateElementwise(const lang::ElementwiseOp& op, std::vector<Expr> operands,
                          DataType out_dtype, const Expr& coordinate) {
   DataType ct = op.compute_type;
+  // Arithmetic on bools is C's, as the evaluator does it: computed as int,
+  // the result converted back by nonzero -> true (`true + true` is true).
+  // Found by difftest: it reached sem as bool arithmetic (an internal error).
+  if (ct == DataType::Bool && IsBoolArithmetic(op.fn)) {
+    lang::ElementwiseOp as_int = op;
+    as_int.compute_type = DataType::I32;
+    return ConvertValue(GenerateElementwise(as_int, std::move(operands), DataType::I32, coordinate), out_dtype);
+  }
   // Vector operands: scalars (constants, broadcast inputs) join the widest.
   int width = 1;
   for (const Expr& o : operands) width = std::max(width, o->type.width);

@@ -39,20 +39,20 @@ std::string RandomStrides(Rng& rng, const std::vector<int64_t>& dims) {
 }
 
 const std::vector<LayoutKind> kLayouts = {
-    {"row-major", [](int) { return true; }, [](Rng&, const std::vector<int64_t>&) { return std::string("row-major"); }},
-    {"nchw", [](int r) { return r == 4; }, [](Rng&, const std::vector<int64_t>&) { return std::string("nchw"); }},
-    {"nhwc", [](int r) { return r == 4; }, [](Rng&, const std::vector<int64_t>&) { return std::string("nhwc"); }},
-    {"chwn", [](int r) { return r == 4; }, [](Rng&, const std::vector<int64_t>&) { return std::string("chwn"); }},
-    {"ncdhw", [](int r) { return r == 5; }, [](Rng&, const std::vector<int64_t>&) { return std::string("ncdhw"); }},
-    {"ndhwc", [](int r) { return r == 5; }, [](Rng&, const std::vector<int64_t>&) { return std::string("ndhwc"); }},
-    {"order", [](int r) { return r >= 2; },
+    {"row-major", [](int) { return true; }, false, [](Rng&, const std::vector<int64_t>&) { return std::string("row-major"); }},
+    {"nchw", [](int r) { return r == 4; }, false, [](Rng&, const std::vector<int64_t>&) { return std::string("nchw"); }},
+    {"nhwc", [](int r) { return r == 4; }, false, [](Rng&, const std::vector<int64_t>&) { return std::string("nhwc"); }},
+    {"chwn", [](int r) { return r == 4; }, false, [](Rng&, const std::vector<int64_t>&) { return std::string("chwn"); }},
+    {"ncdhw", [](int r) { return r == 5; }, false, [](Rng&, const std::vector<int64_t>&) { return std::string("ncdhw"); }},
+    {"ndhwc", [](int r) { return r == 5; }, false, [](Rng&, const std::vector<int64_t>&) { return std::string("ndhwc"); }},
+    {"order", [](int r) { return r >= 2; }, false,
      [](Rng& rng, const std::vector<int64_t>& dims) {
        return fmt::format("order({})", fmt::join(RandomPermutation(rng, static_cast<int>(dims.size())), ", "));
      }},
-    {"strides", [](int r) { return r >= 1; }, &RandomStrides},
-    {"nChw4c", [](int r) { return r == 4; }, [](Rng&, const std::vector<int64_t>&) { return std::string("nChw4c"); }},
-    {"nChw8c", [](int r) { return r == 4; }, [](Rng&, const std::vector<int64_t>&) { return std::string("nChw8c"); }},
-    {"nChw16c", [](int r) { return r == 4; }, [](Rng&, const std::vector<int64_t>&) { return std::string("nChw16c"); }},
+    {"strides", [](int r) { return r >= 1; }, false, &RandomStrides},
+    {"nChw4c", [](int r) { return r == 4; }, true, [](Rng&, const std::vector<int64_t>&) { return std::string("nChw4c"); }},
+    {"nChw8c", [](int r) { return r == 4; }, true, [](Rng&, const std::vector<int64_t>&) { return std::string("nChw8c"); }},
+    {"nChw16c", [](int r) { return r == 4; }, true, [](Rng&, const std::vector<int64_t>&) { return std::string("nChw16c"); }},
 };
 
 const std::vector<DataType> kTypes = {DataType::Bool, DataType::I8,  DataType::I16, DataType::I32,
@@ -82,7 +82,7 @@ class Generator {
       Input in;
       in.name = std::string(1, static_cast<char>('A' + k));
       in.dtype = Chance(rng_, 0.4) ? DataType::F32 : OneOf(rng_, kTypes);
-      const int rank = static_cast<int>(Pick(rng_, 0, 4));
+      const int rank = Chance(rng_, 0.05) ? 5 : static_cast<int>(Pick(rng_, 0, 4));
       for (int r = 0; r < rank; ++r) in.dims.push_back(OneOf(rng_, dim_names));
       p_.inputs.push_back(in);
     }
@@ -198,9 +198,12 @@ class Generator {
     auto it = dims_.find(name);
     if (it == dims_.end() || it->second.empty() || !Chance(rng_, p)) return;
     const std::vector<int64_t>& dims = it->second;
+    bool elementwise = false;
+    for (const Stmt& s : p_.stmts)
+      if (!s.is_contraction && (s.out == name || Uses(s).count(name))) elementwise = true;
     std::vector<const LayoutKind*> fit;
     for (const LayoutKind& k : kLayouts)
-      if (k.fits(static_cast<int>(dims.size()))) fit.push_back(&k);
+      if (k.fits(static_cast<int>(dims.size())) && !(k.blocked && elementwise)) fit.push_back(&k);
     p_.layouts[name] = OneOf(rng_, fit)->make(rng_, dims);
   }
 

@@ -19,6 +19,9 @@ using Rng = std::mt19937_64;
 struct LayoutKind {
   const char* name;
   bool (*fits)(int rank);
+  // Blocked layouts are for contractions only: an elementwise op touching
+  // one is a documented UserError ("not supported by the kernel generator yet").
+  bool blocked;
   std::string (*make)(Rng& rng, const std::vector<int64_t>& dims);
 };
 const std::vector<LayoutKind>& LayoutCatalogue();
