@@ -34,5 +34,20 @@ TEST(DifftestRegressions, BoolArithmetic) {
                     "bool product of comparisons");
 }
 
+// difftest seed 14: on OpenCL devices without cl_khr_fp16 (f16 emulated in
+// floats), a conversion to f16 inside a kernel did not round, so
+// as_float(X, 16) of an f32 X kept all of X's bits. `Same` is exact: it is
+// true only where X is representable in f16.
+TEST(DifftestRegressions, ConversionToHalfRounds) {
+  CheckBothBackends(Case("function (B[N], I[N]) -> (T, W, Same, H) {\n"
+                         "  T = B + as_float(B, 16);\n"
+                         "  W = as_float(as_float(B, 16), 32);\n"
+                         "  Same = as_float(B, 16) == B;\n"
+                         "  H = as_float(I * 1001, 16) == I * 1001;\n"
+                         "}",
+                         {{"B", F32({33})}, {"I", {lang::DataType::I32, {33}}}}),
+                    "conversion to f16");
+}
+
 }  // namespace
 }  // namespace tilec::testing
