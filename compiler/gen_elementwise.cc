@@ -83,7 +83,9 @@ bool IsBoolArithmetic(ElemFn fn) {
     case ElemFn::Div:
     case ElemFn::Mod:
     case ElemFn::Shl:
-    case ElemFn::Shr: return true;
+    case ElemFn::Shr:
+    case ElemFn::Min:
+    case ElemFn::Max: return true;
     default: return false;
   }
 }

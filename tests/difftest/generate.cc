@@ -198,9 +198,12 @@ class Generator {
     auto it = dims_.find(name);
     if (it == dims_.end() || it->second.empty() || !Chance(rng_, p)) return;
     const std::vector<int64_t>& dims = it->second;
-    bool elementwise = false;
+    // Blocked layouts only where Tilec supports them: on inputs that only
+    // contractions read, and never as a `default` (a fill kernel, which takes
+    // only plain layouts; see DifftestRegressions.DISABLED_FillOfBlockedContractionOutput).
+    bool elementwise = std::none_of(p_.inputs.begin(), p_.inputs.end(), [&](const Input& in) { return in.name == name; });
     for (const Stmt& s : p_.stmts)
-      if (!s.is_contraction && (s.out == name || Uses(s).count(name))) elementwise = true;
+      if ((!s.is_contraction && Uses(s).count(name)) || s.c.default_tensor == name) elementwise = true;
     std::vector<const LayoutKind*> fit;
     for (const LayoutKind& k : kLayouts)
       if (k.fits(static_cast<int>(dims.size())) && !(k.blocked && elementwise)) fit.push_back(&k);
