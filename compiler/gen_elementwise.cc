@@ -77,6 +77,7 @@ Expr FloatCall(sem::CallFn fn, std::vector<Expr> args) { return _Call(fn, std::m
 bool IsBoolArithmetic(ElemFn fn) {
   switch (fn) {
     case ElemFn::Neg:
+    case ElemFn::BitNot:  // ~ of 0 or 1 as an int is nonzero: always true, as in C
     case ElemFn::Add:
     case ElemFn::Sub:
     case ElemFn::Mul:
@@ -187,9 +188,7 @@ Expr GenerateElementwise(const lang::ElementwiseOp& op, std::vector<Expr> operan
     case ElemFn::Ident: r = operands.at(0); break;
     case ElemFn::Cast: r = operands.at(0); break;
     case ElemFn::Neg: r = Negate(arg(0), ct); break;
-    case ElemFn::BitNot:
-      r = ct == DataType::Bool ? _Not(arg(0)) : ~arg(0);
-      break;
+    case ElemFn::BitNot: r = ~arg(0); break;
     case ElemFn::LogicalNot: r = _Not(IsTrue(operands.at(0))); break;
     case ElemFn::Add:
       r = lang::IsFloat(ct) ? arg(0) + arg(1) : Wrapping(sem::BinaryOp::Add, arg(0), arg(1), ct);

@@ -33,7 +33,6 @@ struct Finding {
                         // bind-rejected, eval-error
   std::string backend;  // "llvm", "opencl", or "" for the front end / evaluator
   std::string detail;
-  bool operator==(const Finding& o) const { return kind == o.kind && backend == o.backend; }
 };
 
 struct Backend {

@@ -10,7 +10,7 @@ namespace tilec::difftest {
 
 // Pre: Check(p, backends) fails with `finding`.
 // Post: a program, no larger, that fails the same way (same kind on the same
-// backend): greedily applies the first simplification that keeps the
+// backend, same exactness or error message): greedily applies the first simplification that keeps the
 // failure (dropping outputs, statements, subexpressions, constraints,
 // defaults, combinations, polynomial terms and layouts; lowering sizes;
 // plainer types) until none does or `budget` checks are spent. `*finding` is

@@ -19,14 +19,16 @@ void CheckBothBackends(const Case& c, const std::string& what) {
 
 lang::Shape Bool(std::vector<int64_t> dims) { return {lang::DataType::Bool, std::move(dims)}; }
 
-// difftest seeds 4, 48, 54, 88, 91: `/`, `*`, `+`, min and max on bool operands reached the
-// sem tree as bool arithmetic, an internal error. Bool arithmetic is C's:
-// computed as int, converted back by nonzero -> true.
+// difftest seeds 4, 48, 54, 88, 91: `/`, `*`, `+`, min and max on bool operands
+// reached the sem tree as bool arithmetic, an internal error; seed 100119:
+// `~` on bool was compiled as logical not. Bool arithmetic is C's (as the
+// evaluator does it): computed as int, converted back by nonzero -> true, so
+// `~A` is always true.
 TEST(DifftestRegressions, BoolArithmetic) {
-  CheckBothBackends(Case("function (A[N, M], B[N, M]) -> (S, D, P, Q, R, G, L, H, Lo, Hi, Ab) {\n"
+  CheckBothBackends(Case("function (A[N, M], B[N, M]) -> (S, D, P, Q, R, G, L, H, Lo, Hi, Ab, Nt) {\n"
                          "  S = A + B; D = A - B; P = A * B; Q = A / B;\n"
                          "  R = A % B; G = -A; L = A << B; H = A >> B;\n"
-                         "  Lo = min(A, B); Hi = max(A, B); Ab = abs(A);\n"
+                         "  Lo = min(A, B); Hi = max(A, B); Ab = abs(A); Nt = ~A;\n"
                          "}",
                          {{"A", Bool({3, 7})}, {"B", Bool({3, 7})}}),
                     "bool arithmetic");
