@@ -288,8 +288,10 @@ class FunctionEmitter {
     return e->type.IsBool() && e->type.width > 1 ? Mask(e, bits) : E(e);
   }
 
+  // Narrowed like a unary op: C promotes `c ? short : short` to int, which
+  // then made `max(short, int)` ambiguous (found by difftest).
   std::string Ternary(const Expr& c, const Expr& t, const Expr& f) const {
-    return fmt::format("({} ? {} : {})", E(c), Operand(t, 32), Operand(f, 32));
+    return Narrow(t->type, fmt::format("({} ? {} : {})", E(c), Operand(t, 32), Operand(f, 32)));
   }
 
   std::string E(const Expr& e) const {

@@ -408,6 +408,8 @@ class Analyzer {
     }
     if (f == "abs" || f == "relu") {
       Info a = Value(e.args[0]);
+      // relu(x) is `x < 0 ? 0 : x`: the literal makes a bool operand i32.
+      if (f == "relu" && a.dtype == DataType::Bool) a = Convert(a, DataType::I32);
       if (!IsFloatT(a.dtype)) return Result(a.dtype, true, TypeMax(a.dtype), 0, 0);
       return Result(a.dtype, a.exact, a.amax, a.err, 0);
     }

@@ -64,6 +64,21 @@ TEST(DifftestRegressions, InfeasibleIndexRangesBind) {
                     "infeasible index ranges");
 }
 
+// difftest seeds 200027, 200119: OpenCL C promotes `c ? a : b` on short or
+// char operands to int, so a max/min aggregation over a `== ?` combination
+// of i16 (or i8, u8, u16) values called max(short, int): an ambiguous call,
+// and the OpenCL build failed.
+TEST(DifftestRegressions, NarrowConditionalsInMinMax) {
+  for (lang::DataType t : {lang::DataType::U8, lang::DataType::I16}) {
+    CheckBothBackends(Case("function (A[N], B[M]) -> (Mx, Mn) {\n"
+                           "  Mx[i : N] = >(A[i] == B[j] ? A[j]);\n"
+                           "  Mn[i : N] = <(A[i] == B[j] ? B[j]);\n"
+                           "}",
+                           {{"A", {t, {7}}}, {"B", {t, {5}}}}),
+                      fmt::format("narrow ?: in max/min, {}", lang::Name(t)));
+  }
+}
+
 // difftest seeds 83, 156, 176 (open): a contraction that does not reach every
 // element of its output first fills it, and lower.cc's fill kernel (EmitFill
 // -> BroadcastAccess) handles only plain layouts, so an output in a blocked
