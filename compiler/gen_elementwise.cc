@@ -59,12 +59,6 @@ Expr IntDiv(const Expr& a, const Expr& b, DataType t, bool remainder) {
   return r;
 }
 
-Expr FloatMod(const Expr& a, const Expr& b) {
-  Expr q = a / b;
-  Expr t = _Select(q >= 0, _Call(sem::CallFn::Floor, {q}), _Call(sem::CallFn::Ceil, {q}));
-  return a - b * t;
-}
-
 Expr Shift(sem::BinaryOp op, const Expr& a, const Expr& b, DataType t) {
   Expr count = b & (lang::BitWidth(t) - 1);
   if (op == sem::BinaryOp::Shl) return Wrapping(op, a, count, t);
@@ -203,7 +197,8 @@ Expr GenerateElementwise(const lang::ElementwiseOp& op, std::vector<Expr> operan
       r = lang::IsFloat(ct) ? arg(0) / arg(1) : IntDiv(arg(0), arg(1), ct, false);
       break;
     case ElemFn::Mod:
-      r = lang::IsFloat(ct) ? FloatMod(arg(0), arg(1)) : IntDiv(arg(0), arg(1), ct, true);
+      // fmod is exact; a - b * trunc(a / b) was not (found by difftest).
+      r = lang::IsFloat(ct) ? FloatCall(sem::CallFn::Fmod, {arg(0), arg(1)}) : IntDiv(arg(0), arg(1), ct, true);
       break;
     case ElemFn::CmpEq: r = _Eq(arg(0), arg(1)); break;
     case ElemFn::CmpNe: r = _Ne(arg(0), arg(1)); break;

@@ -17,6 +17,29 @@ void CheckBothBackends(const Case& c, const std::string& what) {
   if (ran == 0) GTEST_SKIP() << "no device";
 }
 
+// As CheckBothBackends, but every element must equal the evaluator's exactly.
+void CheckBothBackendsExact(const Case& c, const std::string& what) {
+  lang::Program bound = BindCase(c);
+  std::map<std::string, lang::Tensor> inputs;
+  for (size_t i = 0; i < bound.inputs.size(); ++i) {
+    lang::Tensor t(bound.Tensor(bound.inputs[i]).shape);
+    lang::FillRandom(t, 1 + i);
+    inputs.emplace(bound.inputs[i], std::move(t));
+  }
+  const std::map<std::string, lang::Tensor> want = lang::Evaluate(bound, inputs);
+  int ran = 0;
+  for (const char* name : {"llvm", "opencl"}) {
+    std::shared_ptr<hal::Device> device = DeviceFor(name);
+    if (!device) continue;
+    ++ran;
+    std::map<std::string, lang::Tensor> got = runtime::Program::Compile(bound, device).Run(inputs);
+    for (const auto& [out, w] : want)
+      for (int64_t i = 0; i < w.size(); ++i)
+        EXPECT_EQ(got.at(out).GetDouble(i), w.GetDouble(i)) << what << " on " << name << ": " << out << "[" << i << "]";
+  }
+  if (ran == 0) GTEST_SKIP() << "no device";
+}
+
 lang::Shape Bool(std::vector<int64_t> dims) { return {lang::DataType::Bool, std::move(dims)}; }
 
 // difftest seeds 4, 48, 54, 88, 91: `/`, `*`, `+`, min and max on bool operands
@@ -77,6 +100,17 @@ TEST(DifftestRegressions, NarrowConditionalsInMinMax) {
                            {{"A", {t, {7}}}, {"B", {t, {5}}}}),
                       fmt::format("narrow ?: in max/min, {}", lang::Name(t)));
   }
+}
+
+// difftest seed 102117: float `%` was compiled as a - b * trunc(a / b), which
+// rounds twice; fmod (the documented meaning) is exact.
+TEST(DifftestRegressions, FloatRemainderIsExactFmod) {
+  CheckBothBackendsExact(Case("function (A[N, M], C[], D[M]) -> (R, S, H) {\n"
+                              "  R = A % C; S = A % D;\n"
+                              "  H = as_float(A, 16) % as_float(D, 16);\n"
+                              "}",
+                              {{"A", F32({9, 7})}, {"C", F32({})}, {"D", F64({7})}}),
+                         "float remainder");
 }
 
 // difftest seeds 83, 156, 176 (open): a contraction that does not reach every

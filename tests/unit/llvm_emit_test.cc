@@ -351,7 +351,7 @@ void CheckCalls(DataType dtype) {
                                    CallFn::Tanh,  CallFn::Sin,  CallFn::Cos,   CallFn::Tan,
                                    CallFn::Sinh,  CallFn::Cosh, CallFn::Asin,  CallFn::Acos,
                                    CallFn::Atan,  CallFn::Fabs, CallFn::Floor, CallFn::Ceil,
-                                   CallFn::Round, CallFn::Fma,  CallFn::Mad};
+                                   CallFn::Round, CallFn::Fma,  CallFn::Mad,   CallFn::Fmod};
   auto ref = [](CallFn fn, T x, T y, T z) -> T {
     switch (fn) {
       case CallFn::Exp: return std::exp(x);
@@ -373,6 +373,7 @@ void CheckCalls(DataType dtype) {
       case CallFn::Round: return std::round(x);
       case CallFn::Fma: return std::fma(x, y, z);
       case CallFn::Mad: return x * y + z;
+      case CallFn::Fmod: return std::fmod(x, y);
     }
     return 0;
   };
