@@ -7,7 +7,8 @@
 // it alone. Each finding is shrunk to a small reproducer, printed as a .tile
 // file with the `tilec run` command lines that reproduce it, and saved in
 // the repro directory. Exit status: 0 when every program passed, 1 when there
-// was a finding, 2 on a usage error. See docs/testing.md.
+// was a finding, 2 on a usage error, 77 when a backend has no device. See
+// docs/testing.md.
 #include <CLI/CLI.hpp>
 #include <fmt/format.h>
 
@@ -22,6 +23,9 @@
 
 namespace tilec::difftest {
 namespace {
+
+// Exit status when a requested backend has no device (ctest counts it as skipped).
+constexpr int kNoDevice = 77;
 
 struct Options {
   uint64_t seed = 1;
@@ -51,7 +55,7 @@ int Main(const Options& opts) {
     std::shared_ptr<hal::Device> device = OpenFirst(name);
     if (!device) {
       fmt::print(stderr, "difftest: no {} device\n", name);
-      return 2;
+      return kNoDevice;
     }
     backends.push_back({name, device});
   }
