@@ -59,12 +59,6 @@ Expr IntDiv(const Expr& a, const Expr& b, DataType t, bool remainder) {
   return r;
 }
 
-Expr FloatMod(const Expr& a, const Expr& b) {
-  Expr q = a / b;
-  Expr t = _Select(q >= 0, _Call(sem::CallFn::Floor, {q}), _Call(sem::CallFn::Ceil, {q}));
-  return a - b * t;
-}
-
 Expr Shift(sem::BinaryOp op, const Expr& a, const Expr& b, DataType t) {
   Expr count = b & (lang::BitWidth(t) - 1);
   if (op == sem::BinaryOp::Shl) return Wrapping(op, a, count, t);
@@ -72,6 +66,24 @@ Expr Shift(sem::BinaryOp op, const Expr& a, const Expr& b, DataType t) {
 }
 
 Expr FloatCall(sem::CallFn fn, std::vector<Expr> args) { return _Call(fn, std::move(args)); }
+
+// Arithmetic whose bool form the sem tree has no operator for.
+bool IsBoolArithmetic(ElemFn fn) {
+  switch (fn) {
+    case ElemFn::Neg:
+    case ElemFn::BitNot:  // ~ of 0 or 1 as an int is nonzero: always true, as in C
+    case ElemFn::Add:
+    case ElemFn::Sub:
+    case ElemFn::Mul:
+    case ElemFn::Div:
+    case ElemFn::Mod:
+    case ElemFn::Shl:
+    case ElemFn::Shr:
+    case ElemFn::Min:
+    case ElemFn::Max: return true;
+    default: return false;
+  }
+}
 
 }  // namespace
 
@@ -150,6 +162,14 @@ bool IsVectorSafe(const lang::ElementwiseOp& op) {
 Expr GenerateElementwise(const lang::ElementwiseOp& op, std::vector<Expr> operands,
                          DataType out_dtype, const Expr& coordinate) {
   DataType ct = op.compute_type;
+  // Arithmetic on bools is C's, as the evaluator does it: computed as int,
+  // the result converted back by nonzero -> true (`true + true` is true).
+  // Found by difftest: it reached sem as bool arithmetic (an internal error).
+  if (ct == DataType::Bool && IsBoolArithmetic(op.fn)) {
+    lang::ElementwiseOp as_int = op;
+    as_int.compute_type = DataType::I32;
+    return ConvertValue(GenerateElementwise(as_int, std::move(operands), DataType::I32, coordinate), out_dtype);
+  }
   // Vector operands: scalars (constants, broadcast inputs) join the widest.
   int width = 1;
   for (const Expr& o : operands) width = std::max(width, o->type.width);
@@ -162,9 +182,7 @@ Expr GenerateElementwise(const lang::ElementwiseOp& op, std::vector<Expr> operan
     case ElemFn::Ident: r = operands.at(0); break;
     case ElemFn::Cast: r = operands.at(0); break;
     case ElemFn::Neg: r = Negate(arg(0), ct); break;
-    case ElemFn::BitNot:
-      r = ct == DataType::Bool ? _Not(arg(0)) : ~arg(0);
-      break;
+    case ElemFn::BitNot: r = ~arg(0); break;
     case ElemFn::LogicalNot: r = _Not(IsTrue(operands.at(0))); break;
     case ElemFn::Add:
       r = lang::IsFloat(ct) ? arg(0) + arg(1) : Wrapping(sem::BinaryOp::Add, arg(0), arg(1), ct);
@@ -179,7 +197,8 @@ Expr GenerateElementwise(const lang::ElementwiseOp& op, std::vector<Expr> operan
       r = lang::IsFloat(ct) ? arg(0) / arg(1) : IntDiv(arg(0), arg(1), ct, false);
       break;
     case ElemFn::Mod:
-      r = lang::IsFloat(ct) ? FloatMod(arg(0), arg(1)) : IntDiv(arg(0), arg(1), ct, true);
+      // fmod is exact; a - b * trunc(a / b) was not (found by difftest).
+      r = lang::IsFloat(ct) ? FloatCall(sem::CallFn::Fmod, {arg(0), arg(1)}) : IntDiv(arg(0), arg(1), ct, true);
       break;
     case ElemFn::CmpEq: r = _Eq(arg(0), arg(1)); break;
     case ElemFn::CmpNe: r = _Ne(arg(0), arg(1)); break;

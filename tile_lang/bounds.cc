@@ -148,6 +148,12 @@ std::vector<ContractionOp::Bound> DeriveIndexBounds(const ContractionOp& op,
 
     Propagator prop(op.index_vars, std::move(conds));
     prop.Run();
+    // No valid assignment (some variable's range is empty): propagation stops
+    // there, so other variables may still look unbounded although the
+    // conditions bound them. Every box is then empty. (Found by difftest: an
+    // input index `q - 2` with q also limited to [0, 0] elsewhere made a
+    // bounded variable "unbounded".)
+    if (prop.Empty()) return std::vector<ContractionOp::Bound>(op.index_vars.size(), ContractionOp::Bound{0, -1});
     std::vector<ContractionOp::Bound> bounds;
     for (size_t k = 0; k < op.index_vars.size(); ++k) {
       const Interval& iv = prop.At(k);

@@ -186,7 +186,8 @@ std::string_view Spelling(UnaryOp op);  // "-", "~", "!"
   X(Ceil, "ceil", 1)          \
   X(Round, "round", 1)        \
   X(Fma, "fma", 3)            \
-  X(Mad, "mad", 3)
+  X(Mad, "mad", 3)            \
+  X(Fmod, "fmod", 2)
 
 enum class CallFn : uint8_t {
 #define TILEC_X(e, n, a) e,

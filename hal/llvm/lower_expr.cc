@@ -375,6 +375,7 @@ llvm::Value* FunctionLowering::CallValue(const Call& n) {
     case CallFn::Round: return intrinsic(llvm::Intrinsic::round);  // C round: half away from zero
     case CallFn::Fma: return intrinsic(llvm::Intrinsic::fma);
     case CallFn::Mad: return intrinsic(llvm::Intrinsic::fmuladd);
+    case CallFn::Fmod: return b_.CreateFRem(args[0], args[1]);  // frem is C's fmod
     default: break;
   }
   TILEC_UNREACHABLE("call fn {}", Name(n.fn));

@@ -354,7 +354,7 @@ void CheckCalls(DataType dtype) {
                                    CallFn::Tanh,  CallFn::Sin,  CallFn::Cos,   CallFn::Tan,
                                    CallFn::Sinh,  CallFn::Cosh, CallFn::Asin,  CallFn::Acos,
                                    CallFn::Atan,  CallFn::Erf, CallFn::Fabs, CallFn::Floor, CallFn::Ceil,
-                                   CallFn::Round, CallFn::Fma,  CallFn::Mad};
+                                   CallFn::Round, CallFn::Fma,  CallFn::Mad,  CallFn::Fmod};
   // x in (-1, 1) for asin/acos, y > 0 for pow; -2.5 and 0.5 test round().
   const std::vector<T> xs = {T(0.25), T(0.5), T(-0.5), T(0.75)},
                        ys = {T(1.5), T(2.5), T(0.5), T(3)}, zs = {T(-1), T(0.125), T(3), T(1e-3)};

@@ -55,6 +55,7 @@ T CallReference(sem::CallFn fn, T x, T y, T z) {
     case CallFn::Round: return std::round(x);
     case CallFn::Fma: return std::fma(x, y, z);
     case CallFn::Mad: return x * y + z;
+    case CallFn::Fmod: return std::fmod(x, y);
   }
   return 0;
 }
