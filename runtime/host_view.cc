@@ -1,5 +1,6 @@
 #include "runtime/host_view.h"
 
+#include <algorithm>
 #include <cstring>
 
 #include "support/error.h"
@@ -48,14 +49,15 @@ void CheckView(const HostView& view, const lang::TensorDecl& tensor, std::string
       TILEC_USER_ERROR("{} has {} strides for {} dimensions", role, view.strides.size(),
                        want.dims.size());
     int64_t last = 0;
-    bool empty = false;
+    // An empty tensor has no elements to alias (NumPy gives [N, 0] row-major
+    // strides 0).
+    bool empty = std::find(want.dims.begin(), want.dims.end(), 0) != want.dims.end();
     for (size_t d = 0; d < want.dims.size(); ++d) {
       int64_t s = view.strides[d], n = want.dims[d];
       if (s < 0) TILEC_USER_ERROR("{} has a negative stride {} in dimension {}", role, s, d);
-      if (writable && s == 0 && n > 1)
+      if (writable && s == 0 && n > 1 && !empty)
         TILEC_USER_ERROR("{} has stride 0 in dimension {} of extent {}: output elements would alias",
                          role, d, n);
-      if (n == 0) empty = true;
       if (n > 0 && s > 0 && (n - 1) > (INT64_MAX - last) / s)
         TILEC_USER_ERROR("{}: strides overflow", role);
       if (n > 0) last += (n - 1) * s;

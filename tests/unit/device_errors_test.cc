@@ -29,7 +29,11 @@ constexpr const char* kScale = "function (A[N]) -> (B) { B = A * 2; }";
 void ExpectAllocationError(const std::string& device_id) {
   std::shared_ptr<hal::Device> device = hal::OpenDevice(device_id);
   try {
-    runtime::Program::Compile(MakeSource("scale.tile", kScale), kHugeShapes, device);
+    // Buffers are allocated on first use (runtime/program.h): Execute runs
+    // the kernels on the staged buffers, which it allocates first.
+    runtime::Program program =
+        runtime::Program::Compile(MakeSource("scale.tile", kScale), kHugeShapes, device);
+    program.Execute();
     FAIL() << "a 4 TiB tensor was allocated on " << device_id;
   } catch (const DeviceError& e) {
     std::string what = e.what();

@@ -113,14 +113,12 @@ TEST(DifftestRegressions, FloatRemainderIsExactFmod) {
                          "float remainder");
 }
 
-// difftest seeds 83, 156, 176 (open): a contraction that does not reach every
-// element of its output first fills it, and lower.cc's fill kernel (EmitFill
-// -> BroadcastAccess) handles only plain layouts, so an output in a blocked
-// layout fails with "elementwise operations on blocked layouts are not
-// supported ... (contractions are)". Fixing it needs a blocked access in the
-// fill kernel (compiler/lower.cc, which another branch is reworking); the
-// difftest generator keeps blocked layouts to inputs meanwhile.
-TEST(DifftestRegressions, DISABLED_FillOfBlockedContractionOutput) {
+// difftest seeds 83, 156, 176: a contraction that does not reach every
+// element of its output first fills it, and the fill kernel handled only
+// plain layouts, so an output in a blocked layout failed with "elementwise
+// operations on blocked layouts are not supported". Fill kernels now run over
+// the output's whole buffer (blocked layouts in every kernel kind).
+TEST(DifftestRegressions, FillOfBlockedContractionOutput) {
   CheckBothBackends(Case("function (A[N, C, H, W]) -> (O) {\n"
                          "  O[n, c, h, w : N, C, H + 1, W] = +(A[n, c, h, w]);\n"
                          "}",
