@@ -18,6 +18,7 @@
 #include "hal/hal.h"
 #include "hal/llvm/thread_pool.h"
 #include "runtime/program.h"
+#include "tests/unit/pipeline_check.h"
 #include "tile_lang/binder.h"
 #include "tile_lang/evaluator.h"
 #include "tile_lang/parser.h"
@@ -27,6 +28,7 @@ namespace tilec {
 namespace {
 
 using hal::cpu::ThreadPool;
+using testing::RandomInputs;
 
 constexpr int kCallers = 4;
 
@@ -117,16 +119,6 @@ std::vector<Job> Jobs() {
       {"function (I[X], K[Y]) -> (O) { O[x : X] = +(I[x + y - 1] * K[y]), y < 3; }",
        {{"I", f32({37})}, {"K", f32({3})}}},
   };
-}
-
-std::map<std::string, lang::Tensor> RandomInputs(const lang::Program& bound, uint64_t seed) {
-  std::map<std::string, lang::Tensor> inputs;
-  for (const std::string& name : bound.inputs) {
-    lang::Tensor t(bound.Tensor(name).shape);
-    lang::FillRandom(t, seed++);
-    inputs.emplace(name, std::move(t));
-  }
-  return inputs;
 }
 
 void ExpectNear(const std::map<std::string, lang::Tensor>& got,
