@@ -272,6 +272,31 @@ class CliTest(unittest.TestCase):
         self.assertEqual(c.dtype, np.int32)
         np.testing.assert_array_equal(c, a @ b)
 
+    def test_run_check_against_the_reference(self) -> None:
+        conv = str(SOURCE_DIR / "examples" / "conv_relu.tile")
+        shapes = ["--random-inputs", "-s", "D=f32[1,9,7,5]", "-s", "K=f32[3,3,6,5]"]
+        for target in ["llvm", "opencl"]:
+            r = run("run", conv, *shapes, "--target", target, "--check")
+            self.assertExit(r, 0)
+            self.assertRegex(r.stdout, r"check R: f32\[1, 9, 7, 6\], max abs error \S+, max rel error \S+: OK")
+        # Integers compare exactly, whatever the tolerances.
+        ints = ["--random-inputs", "-s", "A=i32[5,7]", "-s", "B=i32[7,3]", "--check"]
+        r = run("run", self.path("matmul.tile"), *ints)
+        self.assertExit(r, 0)
+        self.assertIn("check C: i32[5, 3], max abs error 0, max rel error 0: OK", r.stdout)
+        # With no tolerance at all, a float matmul summed in another order
+        # (FMA, vector lanes) differs from the evaluator: a mismatch, exit 1.
+        r = run("run", self.path("matmul.tile"), "--random-inputs", "-s", "A=f32[64,64]", "-s",
+                "B=f32[64,64]", "--check", "--rtol", "0", "--atol", "0")
+        self.assertExit(r, 1)
+        self.assertRegex(r.stdout, r"check C: f32\[64, 64\], .*: MISMATCH in \d+ of 4096 elements, first at flat index \d+: got \S+, expected \S+")
+        self.assertIn("error: --check: 1 of 1 outputs differ from the reference evaluator on llvm (rtol 0, atol 0)",
+                      r.stderr)
+        # The tolerances only make sense with --check.
+        r = run("run", conv, *shapes, "--rtol", "1")
+        self.assertExit(r, 2)
+        self.assertIn("--rtol requires --check", r.stderr)
+
     def test_summary_without_out(self) -> None:
         r = self.run_matmul("--in", f"B={self.path('b.npy')}")
         self.assertExit(r, 0)

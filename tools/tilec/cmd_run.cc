@@ -8,6 +8,7 @@
 #include <memory>
 
 #include "runtime/npy.h"
+#include "tile_lang/evaluator.h"
 #include "tile_lang/parser.h"
 #include "tile_lang/program.h"
 #include "tools/tilec/common.h"
@@ -25,6 +26,12 @@ struct RunOptions {
   bool random_inputs = false;
   uint64_t seed = 1;
   std::string target = "llvm";  // the host CPU through LLVM: the default device
+  // --check: compare every output with the reference evaluator on the same
+  // inputs; an element matches when |got - want| <= atol + rtol * |want|
+  // (NumPy's allclose), integers and bools exactly, NaN where NaN is expected.
+  bool check = false;
+  double rtol = 1e-4;
+  double atol = 1e-5;
 };
 
 // Where an input's data came from, for messages.
@@ -74,6 +81,42 @@ std::vector<std::string> OutputNames(const lang::ast::Function& f) {
   std::vector<std::string> names;
   for (const auto& out : f.outputs) names.push_back(out.name);
   return names;
+}
+
+// One output against the reference: "check R: f32[1, 56, 56, 64], max abs
+// error 9.5e-06, max rel error 2.1e-05: OK" (or "MISMATCH in N elements,
+// first at [i]: got g, expected w"). True when every element matches.
+bool CheckOutput(const std::string& name, const lang::Tensor& got, const lang::Tensor& want,
+                 const RunOptions& opts) {
+  TILEC_CHECK(got.shape() == want.shape(), "output '{}' is {} but the reference is {}", name,
+              lang::ToString(got.shape()), lang::ToString(want.shape()));
+  bool exact = !lang::IsFloat(want.dtype());
+  double max_abs = 0, max_rel = 0;
+  int64_t bad = 0, first_bad = -1;
+  for (int64_t i = 0; i < want.size(); ++i) {
+    double g = got.GetDouble(i), w = want.GetDouble(i);
+    bool ok;
+    if (std::isnan(w) || std::isnan(g)) {
+      ok = std::isnan(w) && std::isnan(g);
+    } else if (std::isinf(w) || std::isinf(g)) {
+      ok = g == w;
+    } else {
+      double abs_err = std::fabs(g - w);
+      max_abs = std::max(max_abs, abs_err);
+      if (w != 0) max_rel = std::max(max_rel, abs_err / std::fabs(w));
+      ok = exact ? g == w : abs_err <= opts.atol + opts.rtol * std::fabs(w);
+    }
+    if (!ok && bad++ == 0) first_bad = i;
+  }
+  std::string line = fmt::format("check {}: {}, max abs error {:.3g}, max rel error {:.3g}: ", name,
+                                 lang::ToString(want.shape()), max_abs, max_rel);
+  if (bad == 0) {
+    fmt::print("{}OK\n", line);
+    return true;
+  }
+  fmt::print("{}MISMATCH in {} of {} elements, first at flat index {}: got {:.9g}, expected {:.9g}\n",
+             line, bad, want.size(), first_bad, got.GetDouble(first_bad), want.GetDouble(first_bad));
+  return false;
 }
 
 bool Contains(const std::vector<std::string>& names, const std::string& name) {
@@ -147,6 +190,9 @@ void RunRun(const RunOptions& opts, const GlobalOptions& global) {
   });
   std::map<std::string, lang::Tensor> results =
       Timed(global, fmt::format("run [{}]", target.name), [&] { return target.run(program, tensors); });
+  std::map<std::string, lang::Tensor> reference;
+  if (opts.check)
+    reference = Timed(global, "run [ref] for --check", [&] { return lang::Evaluate(program, tensors); });
 
   for (const std::string& name : outputs) {
     auto it = results.find(name);
@@ -157,6 +203,13 @@ void RunRun(const RunOptions& opts, const GlobalOptions& global) {
       Timed(global, "write " + fit->second, [&] { runtime::WriteNpy(fit->second, it->second); });
     }
   }
+  if (!opts.check) return;
+  int mismatched = 0;
+  for (const std::string& name : outputs)
+    mismatched += !CheckOutput(name, results.at(name), reference.at(name), opts);
+  if (mismatched > 0)
+    TILEC_USER_ERROR("--check: {} of {} outputs differ from the reference evaluator on {} (rtol {}, "
+                     "atol {})", mismatched, outputs.size(), target.name, opts.rtol, opts.atol);
 }
 
 }  // namespace
@@ -171,6 +224,7 @@ Command AddRunCommand(CLI::App& parent, const GlobalOptions& global) {
               "outputs.\nThe reference target ignores layouts.\n\nExamples:\n"
               "  tilec run examples/conv_relu.tile --in D=d.npy --in K=k.npy --out R=r.npy\n"
               "  tilec run examples/conv_relu.tile --random-inputs -s D=f32[1,8,8,4] -s K=f32[3,3,4,4]\n"
+              "  tilec run examples/conv_relu.tile --random-inputs -s D=f32[1,8,8,4] -s K=f32[3,3,4,4] --check\n"
               "  tilec run examples/conv_relu.tile --target opencl --in D=d.npy --layout 'D=order(0,3,1,2)' "
               "--in K=k.npy");
   app->add_option("file", opts->file, "Tile source file")->required()->type_name("FILE.tile");
@@ -196,6 +250,18 @@ Command AddRunCommand(CLI::App& parent, const GlobalOptions& global) {
       ->capture_default_str()
       ->needs(random);
   app->add_option("--target", opts->target, TargetHelp())->capture_default_str()->type_name("NAME");
+  CLI::Option* check = app->add_flag(
+      "--check", opts->check,
+      "Also run the reference evaluator on the same inputs and compare every output: one line per "
+      "output with the max absolute and relative error and OK or MISMATCH; exit 1 on a mismatch");
+  app->add_option("--rtol", opts->rtol, "--check: relative tolerance (|got - want| <= atol + rtol * |want|)")
+      ->capture_default_str()
+      ->check(CLI::NonNegativeNumber)
+      ->needs(check);
+  app->add_option("--atol", opts->atol, "--check: absolute tolerance")
+      ->capture_default_str()
+      ->check(CLI::NonNegativeNumber)
+      ->needs(check);
   return {app, [opts, &global] { RunRun(*opts, global); }};
 }
 
