@@ -9,6 +9,9 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 
 JOBS="${TILEC_JOBS:-2}"
+# Every ctest run's output is copied here; the closing line adds them up.
+CTEST_LOG="$(mktemp)"
+trap 'rm -f "$CTEST_LOG"' EXIT
 
 bash scripts/setup.sh
 
@@ -23,7 +26,8 @@ run_suite() {
     ninja -C "$dir" -j "$JOBS" &&
     echo "== test $dir" &&
     TILEC_CACHE_DIR="$PWD/$dir/test-kernel-cache" \
-      ctest --test-dir "$dir" --output-on-failure -j "$JOBS" ${CTEST_EXTRA:-}
+      ctest --test-dir "$dir" --output-on-failure -j "$JOBS" ${CTEST_EXTRA:-} 2>&1 |
+      tee -a "$CTEST_LOG"
 }
 
 status=0
@@ -42,8 +46,9 @@ ASAN_LEAKS="detect_leaks=1${ASAN_OPTIONS:+:$ASAN_OPTIONS}"
 ASAN_NO_LEAKS="detect_leaks=0${ASAN_OPTIONS:+:$ASAN_OPTIONS}"
 ASAN_OPTIONS="$ASAN_LEAKS" CTEST_EXTRA="-LE opencl" run_suite build-asan -DTILEC_SANITIZE=ON || status=1
 echo "== test build-asan (OpenCL tests, without LeakSanitizer)"
-ASAN_OPTIONS="$ASAN_NO_LEAKS" TILEC_CACHE_DIR="$PWD/build-asan/test-kernel-cache" ctest --test-dir build-asan --output-on-failure -j "$JOBS" -L opencl \
-  -E '^example\.opencl\.' || status=1
+ASAN_OPTIONS="$ASAN_NO_LEAKS" TILEC_CACHE_DIR="$PWD/build-asan/test-kernel-cache" \
+  ctest --test-dir build-asan --output-on-failure -j "$JOBS" -L opencl -E '^example\.opencl\.' \
+  --no-tests=error 2>&1 | tee -a "$CTEST_LOG" || status=1
 
 # ThreadSanitizer: only the tests labelled `threads` (tests/CMakeLists.txt),
 # and only their binaries are built. They use the LLVM device only: PoCL's
@@ -55,14 +60,25 @@ echo "== configure build-tsan" &&
   ninja -C build-tsan -j "$JOBS" tilec_threads_tests &&
   echo "== test build-tsan" &&
   TSAN_OPTIONS="halt_on_error=1:second_deadlock_stack=1${TSAN_OPTIONS:+:$TSAN_OPTIONS}" \
-    ctest --test-dir build-tsan --output-on-failure -j "$JOBS" -L threads || status=1
+    ctest --test-dir build-tsan --output-on-failure -j "$JOBS" -L threads --no-tests=error 2>&1 |
+    tee -a "$CTEST_LOG" || status=1
 
 # libFuzzer: every harness for 20000 executions with seed 1.
 bash scripts/fuzz.sh 20000 || status=1
+
+# One closing line for the whole run, over every ctest summary above
+# ("N% tests passed, F tests failed out of T").
+read -r passed failed < <(sed -n 's/^[0-9]*% tests passed, \([0-9]*\) tests\{0,1\} failed out of \([0-9]*\)$/\1 \2/p' \
+  "$CTEST_LOG" | awk '{f += $1; t += $2} END {print t - f, f + 0}')
+if ((${passed:-0} == 0)); then
+  echo "test.sh: no test ran" >&2
+  status=1
+fi
 
 if ((status != 0)); then
   echo "test.sh: FAILED (see the output above)" >&2
 else
   echo "test.sh: all builds and tests passed"
 fi
+echo "ctest: ${passed:-0} passed, ${failed:-0} failed"
 exit "$status"
