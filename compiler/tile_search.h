@@ -35,6 +35,10 @@ struct TileSearchOptions {
   std::optional<std::vector<int64_t>> forced_tile;
   // Record the per-candidate log (the seed's super-verbose format).
   bool keep_log = true;
+  // BestFirst: score at most this many candidates, then keep the best found
+  // (the log says so). PlaidML's early stop scores ~500 for the seed's conv;
+  // contractions with a dozen indices would score 10^5 without the limit.
+  int64_t max_scored = 4096;
   // Exhaustive: UserError if the candidate space is larger than this.
   int64_t max_candidates = int64_t{1} << 22;
 };

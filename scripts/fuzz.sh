@@ -5,7 +5,7 @@
 # (an input running longer than 25 s) or InternalError fails the script; the
 # failing input is left in build-fuzz/findings/ (see docs/testing.md).
 #   scripts/fuzz.sh [RUNS] [HARNESS...]     RUNS defaults to 20000; harnesses:
-#                                           parse bind compile npy layout
+#                                           parse bind compile npy layout capi
 # CI (scripts/test.sh) runs `scripts/fuzz.sh 20000`; a campaign is
 # `scripts/fuzz.sh 1000000`. TILEC_FUZZ_SEED (default 1) picks the seed.
 set -euo pipefail
@@ -14,7 +14,7 @@ cd "$(dirname "$0")/.."
 RUNS="${1:-20000}"
 shift || true
 HARNESSES=("$@")
-if ((${#HARNESSES[@]} == 0)); then HARNESSES=(parse bind compile npy layout); fi
+if ((${#HARNESSES[@]} == 0)); then HARNESSES=(parse bind compile npy layout capi); fi
 SEED="${TILEC_FUZZ_SEED:-1}"
 JOBS="${TILEC_JOBS:-2}"
 DIR=build-fuzz
@@ -33,6 +33,7 @@ seeds() {
   case "$1" in
     parse) echo examples tests/data/parse ;;
     bind | compile) echo examples ;;
+    capi) echo examples tests/fuzz/seeds/capi ;;
     npy | layout) echo "tests/fuzz/seeds/$1" ;;
   esac
   if [[ -d "tests/fuzz/regressions/$1" ]]; then echo "tests/fuzz/regressions/$1"; fi

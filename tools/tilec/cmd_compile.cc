@@ -34,6 +34,7 @@ compiler::CompileOptions MakeOptions(const CompileOptions& o, const compiler::Ha
   c.hw = hw;
   if (o.local >= 0) c.use_local = o.local != 0;
   c.search.fast = !o.full_search;
+  if (o.full_search) c.search.max_scored = int64_t{1} << 20;
   c.forced_tiles = ParseTileArgs(o.tiles, "--tile");
   c.vectorize = o.vector != 0;
   c.vector_rows = o.vector_rows;
