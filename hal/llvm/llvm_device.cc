@@ -63,12 +63,33 @@ struct KernelLaunch {
   GroupFn fn = nullptr;
   std::array<int64_t, 3> groups = {1, 1, 1};
   size_t params = 0;
+  // Points of the kernel's iteration space (the product of its flat
+  // indices' ranges); -1 when unknown (special and direct kernels).
+  int64_t work = -1;
 };
+
+// A launch this small runs on the calling thread alone: waking the pool's
+// workers and waiting for them costs more (5-20 us) than the kernel itself.
+// Both bounds must hold: few points, and little memory to move.
+constexpr int64_t kInlineWork = 64 * 1024;
+constexpr size_t kInlineBytes = 256 * 1024;
+
+int64_t IterationPoints(const compiler::KernelSpec& spec) {
+  if (spec.kind == compiler::KernelKind::Special || spec.kind == compiler::KernelKind::Direct)
+    return -1;
+  int64_t points = 1;
+  for (const compiler::FlatIndex& idx : spec.flat.indices) {
+    if (idx.range <= 0 || points > (int64_t{1} << 40) / idx.range) return -1;
+    points *= idx.range;
+  }
+  return points;
+}
 
 class CpuExecutable final : public Executable {
  public:
-  CpuExecutable(std::vector<KernelLaunch> kernels, ThreadPool& pool)
-      : kernels_(std::move(kernels)), pool_(pool) {}
+  CpuExecutable(std::vector<KernelLaunch> kernels, ThreadPool& pool,
+                std::atomic<uint64_t>& parallel_launches)
+      : kernels_(std::move(kernels)), pool_(pool), parallel_launches_(parallel_launches) {}
 
   uint64_t Launch(size_t index, const std::vector<DeviceBuffer*>& buffers) override {
     TILEC_CHECK(index < kernels_.size(), "kernel {} of {}", index, kernels_.size());
@@ -76,14 +97,18 @@ class CpuExecutable final : public Executable {
     TILEC_CHECK(buffers.size() == k.params, "kernel '{}' takes {} buffers, {} given", k.name,
                 k.params, buffers.size());
     std::vector<void*> args;
+    size_t bytes = 0;
     for (DeviceBuffer* b : buffers) {
       TILEC_CHECK(b != nullptr, "kernel '{}': null buffer", k.name);
       args.push_back(static_cast<CpuBuffer*>(b)->data());
+      bytes += b->size();
     }
     std::array<int64_t, 3> groups = k.groups;
     args.push_back(groups.data());
     int64_t total = groups[0] * groups[1] * groups[2];
-    int chunks = static_cast<int>(std::min<int64_t>(total, pool_.size()));
+    bool small = k.work >= 0 && k.work <= kInlineWork && bytes <= kInlineBytes;
+    int chunks = small ? 1 : static_cast<int>(std::min<int64_t>(total, pool_.size()));
+    if (chunks > 1) parallel_launches_.fetch_add(1, std::memory_order_relaxed);
     auto start = std::chrono::steady_clock::now();
     // Pieces of contiguous group ids, about 8 per thread, taken in order from
     // a shared counter: a thread slowed down (by another process, or a
@@ -106,6 +131,7 @@ class CpuExecutable final : public Executable {
  private:
   std::vector<KernelLaunch> kernels_;
   ThreadPool& pool_;
+  std::atomic<uint64_t>& parallel_launches_;
 };
 
 }  // namespace
@@ -115,6 +141,7 @@ struct LlvmDevice::Impl {
   compiler::HardwareModel hw = CpuHardwareModel(HostCpu());
   std::string id = kId;
   ThreadPool pool{HostCpu().threads};
+  std::atomic<uint64_t> parallel_launches{0};
   std::mutex cache_mutex;
   std::unordered_map<std::string, std::shared_ptr<const CompiledModule>> cache;
   std::shared_ptr<const KernelCache> disk;
@@ -150,6 +177,7 @@ std::string LlvmDevice::Describe() const {
 const compiler::HardwareModel& LlvmDevice::hardware_model() const { return impl_->hw; }
 
 int LlvmDevice::threads() const { return impl_->pool.size(); }
+uint64_t LlvmDevice::parallel_launches() const { return impl_->parallel_launches.load(); }
 
 size_t LlvmDevice::cached_module_count() const {
   std::lock_guard<std::mutex> lock(impl_->cache_mutex);
@@ -265,6 +293,7 @@ std::unique_ptr<Executable> LlvmDevice::Build(const compiler::CompiledProgram& p
     launch.name = k.code.function.name;
     launch.fn = compiled->at(launch.name);
     launch.params = k.code.function.params.size();
+    launch.work = IterationPoints(k.spec);
     for (const sem::Param& p : k.code.function.params)
       TILEC_CHECK(p.type.IsPointer(), "kernel '{}': parameter '{}' is not a buffer", launch.name,
                   p.name);
@@ -277,7 +306,7 @@ std::unique_ptr<Executable> LlvmDevice::Build(const compiler::CompiledProgram& p
     }
     kernels.push_back(std::move(launch));
   }
-  return std::make_unique<CpuExecutable>(std::move(kernels), impl_->pool);
+  return std::make_unique<CpuExecutable>(std::move(kernels), impl_->pool, impl_->parallel_launches);
 }
 
 }  // namespace tilec::hal::cpu

@@ -51,6 +51,9 @@ class LlvmDevice final : public hal::Device {
   KernelCacheStats kernel_cache_stats() const override;
 
   int threads() const;                 // of the launch pool, the caller included
+  // Launches that used more than the calling thread. A kernel with at most
+  // 64Ki iteration points and 256 KiB of buffers runs on the caller alone.
+  uint64_t parallel_launches() const;
   size_t cached_module_count() const;  // distinct modules compiled so far
 
  private:

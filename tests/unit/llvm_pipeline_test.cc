@@ -83,19 +83,38 @@ TEST(LlvmPipeline, MatmulOddSizes) {
 }
 
 TEST(LlvmPipeline, ManyGroupsNotDividingTheThreads) {
-  // One output element per group: 37 * 19 = 703 groups over the pool.
-  Case c = testing::MatmulOddCase();
+  // One output element per group: 37 * 19 = 703 groups over the pool. The
+  // reduction (L = 131, 92,093 points) makes the kernel large enough for
+  // the pool (kInlineWork in llvm_device.cc).
+  Case c("function (A[M, L], B[L, N]) -> (C) { C[m, n : M, N] = +(A[m, l] * B[l, n]); }",
+         {{"A", F32({37, 131})}, {"B", F32({131, 19})}});
   compiler::CompileOptions o;
-  o.forced_tiles["kernel_0"] = {1, 1, 29};
+  o.forced_tiles["kernel_0"] = {131, 1, 1};  // indices l, m, n
+  auto* device = dynamic_cast<hal::cpu::LlvmDevice*>(Device().get());
+  ASSERT_NE(device, nullptr);
+  uint64_t before = device->parallel_launches();
   auto program = Check(c, {false, 1, false}, o, "matmul, a group per element");
   const compiler::GeneratedKernel& k = program->compiled().kernels.at(0).code;
   EXPECT_EQ(k.global[0] * k.global[1] * k.global[2], 703);
   EXPECT_EQ(k.local[0] * k.local[1] * k.local[2], 1);
-  auto* device = dynamic_cast<hal::cpu::LlvmDevice*>(Device().get());
-  ASSERT_NE(device, nullptr);
   if (device->threads() > 1) {
     EXPECT_NE(703 % device->threads(), 0);
+    EXPECT_GT(device->parallel_launches(), before);
   }
+}
+
+// A small kernel (here 37 x 19 x 29 = 20,387 points, 7 KiB of buffers) runs
+// on the calling thread: waking the pool would cost more than the kernel.
+TEST(LlvmPipeline, SmallKernelsRunOnTheCaller) {
+  auto* device = dynamic_cast<hal::cpu::LlvmDevice*>(Device().get());
+  ASSERT_NE(device, nullptr);
+  Case c = testing::MatmulOddCase();
+  compiler::CompileOptions o;
+  o.forced_tiles["kernel_0"] = {1, 1, 29};  // 703 groups, still one thread
+  uint64_t before = device->parallel_launches();
+  Check(c, {false, 1, false}, o, "small matmul");
+  Check(c, {false, 1}, {}, "small matmul, vector form");
+  EXPECT_EQ(device->parallel_launches(), before);
 }
 
 // The vector form (gen_vector.cc) chosen for the CPU's model: <16 x float>
