@@ -31,14 +31,15 @@ void ForEachElement(const HostView& view, F&& fn) {
 
 }  // namespace
 
-void CheckView(const HostView& view, const lang::TensorDecl& tensor, std::string_view role,
-               bool writable) {
+void CheckView(const HostView& view, const lang::TensorDecl& tensor, std::string_view kind,
+               std::string_view name, bool writable) {
+  auto role = [&] { return fmt::format("{} '{}'", kind, name); };
   const lang::Shape& want = tensor.shape;
   if (view.shape.dtype != want.dtype)
-    TILEC_USER_ERROR("{} has element type {} but the program was compiled for {}", role,
+    TILEC_USER_ERROR("{} has element type {} but the program was compiled for {}", role(),
                      lang::Name(view.shape.dtype), lang::Name(want.dtype));
   if (view.shape.dims != want.dims)
-    TILEC_USER_ERROR("{} has shape {} but the program was compiled for {}", role,
+    TILEC_USER_ERROR("{} has shape {} but the program was compiled for {}", role(),
                      lang::ToString(view.shape), lang::ToString(want));
   int64_t esize = lang::ByteSize(want.dtype);
   int64_t needed = 0;  // elements
@@ -46,7 +47,7 @@ void CheckView(const HostView& view, const lang::TensorDecl& tensor, std::string
     needed = tensor.layout.elements;
   } else {
     if (view.strides.size() != want.dims.size())
-      TILEC_USER_ERROR("{} has {} strides for {} dimensions", role, view.strides.size(),
+      TILEC_USER_ERROR("{} has {} strides for {} dimensions", role(), view.strides.size(),
                        want.dims.size());
     int64_t last = 0;
     // An empty tensor has no elements to alias (NumPy gives [N, 0] row-major
@@ -54,19 +55,19 @@ void CheckView(const HostView& view, const lang::TensorDecl& tensor, std::string
     bool empty = std::find(want.dims.begin(), want.dims.end(), 0) != want.dims.end();
     for (size_t d = 0; d < want.dims.size(); ++d) {
       int64_t s = view.strides[d], n = want.dims[d];
-      if (s < 0) TILEC_USER_ERROR("{} has a negative stride {} in dimension {}", role, s, d);
+      if (s < 0) TILEC_USER_ERROR("{} has a negative stride {} in dimension {}", role(), s, d);
       if (writable && s == 0 && n > 1 && !empty)
         TILEC_USER_ERROR("{} has stride 0 in dimension {} of extent {}: output elements would alias",
-                         role, d, n);
+                         role(), d, n);
       if (n > 0 && s > 0 && (n - 1) > (INT64_MAX - last) / s)
-        TILEC_USER_ERROR("{}: strides overflow", role);
+        TILEC_USER_ERROR("{}: strides overflow", role());
       if (n > 0) last += (n - 1) * s;
     }
     needed = empty ? 0 : last + 1;
   }
-  if (needed > 0 && view.data == nullptr) TILEC_USER_ERROR("{} has a null data pointer", role);
+  if (needed > 0 && view.data == nullptr) TILEC_USER_ERROR("{} has a null data pointer", role());
   if (needed > 0 && static_cast<uint64_t>(needed) > view.bytes / static_cast<uint64_t>(esize))
-    TILEC_USER_ERROR("{} needs {} bytes but {} are given", role, needed * esize, view.bytes);
+    TILEC_USER_ERROR("{} needs {} bytes but {} are given", role(), needed * esize, view.bytes);
 }
 
 std::optional<std::vector<int64_t>> PlainStrides(const lang::Layout& layout, int rank) {

@@ -27,12 +27,13 @@ struct HostView {
   std::vector<int64_t> strides;  // elements per step of each dim; empty: the compiled layout
 };
 
-// UserError naming `role` ("input 'A'") unless `view` has the tensor's
-// dtype and dims, non-negative strides (one per dim) whose elements fit in
-// `view.bytes`, and a non-null pointer when it has elements. Outputs
-// (`writable`) may not have a zero stride along a dim of extent > 1.
-void CheckView(const HostView& view, const lang::TensorDecl& tensor, std::string_view role,
-               bool writable);
+// UserError naming the tensor ("input 'A'": `kind` and `name`) unless `view`
+// has the tensor's dtype and dims, non-negative strides (one per dim) whose
+// elements fit in `view.bytes`, and a non-null pointer when it has elements.
+// Outputs (`writable`) may not have a zero stride along a dim of extent > 1.
+// Formats nothing unless it throws (it runs on every run).
+void CheckView(const HostView& view, const lang::TensorDecl& tensor, std::string_view kind,
+               std::string_view name, bool writable);
 
 // The element stride of each logical dim of a plain layout (one physical dim
 // per logical dim, divisor 1); nullopt for a blocked layout.

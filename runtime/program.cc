@@ -164,8 +164,8 @@ void Program::RunOn(std::span<const HostView> inputs, std::span<const HostView> 
   for (size_t i = 0; i < num_in + outputs.size(); ++i) {
     bool is_input = i < num_in;
     const HostView& view = is_input ? inputs[i] : outputs[i - num_in];
-    CheckView(view, prog.Tensor(slot_names_[i]),
-              fmt::format("{} '{}'", is_input ? "input" : "output", slot_names_[i]), !is_input);
+    CheckView(view, prog.Tensor(slot_names_[i]), is_input ? "input" : "output", slot_names_[i],
+              !is_input);
   }
 
   // The pooled set goes back to the pool however the run ends.
@@ -262,7 +262,7 @@ void Program::Upload(const std::map<std::string, lang::Tensor>& inputs) {
     auto it = inputs.find(name);
     if (it == inputs.end()) TILEC_USER_ERROR("no tensor given for input '{}'", name);
     const lang::TensorDecl& t = prog.Tensor(name);
-    CheckView(ViewOf(it->second), t, fmt::format("input '{}'", name), false);
+    CheckView(ViewOf(it->second), t, "input", name, false);
     std::vector<std::byte> bytes = PackToLayout(it->second, t.layout);
     device_->Write(Owned(*staged_, i), bytes.data(), bytes.size());
   }

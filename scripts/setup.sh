@@ -18,7 +18,7 @@ PACKAGES=(
   python3-numpy
   # bench/suite's smoke test compares with PyTorch; the Python module (pybind11)
   # and its PyTorch client, for /usr/bin/python3
-  python3-dev pybind11-dev python3-pybind11 python3-torch
+  python3-dev pybind11-dev python3-pybind11 python3-torch libdlpack-dev
 )
 if [[ "${TILEC_BENCH_DEPS:-0}" == 1 ]]; then
   PACKAGES+=(libdnnl-dev libopenblas-dev)

@@ -75,6 +75,49 @@ class ModuleTest(unittest.TestCase):
         g = tilec.function("function (X[N, C, H, W]) -> (Y) { Y = X * 2.0; }")
         np.testing.assert_allclose(g(X=cl), (cl * 2).numpy(), rtol=1e-6)
 
+    def test_torch_views_dtypes_and_offsets(self):
+        try:
+            import torch
+        except ImportError:
+            self.skipTest("no torch")
+        f = tilec.function("function (A[M, N], B[M, N]) -> (C) { C = A + B; }")
+        base = torch.randn(7, 9)
+        a = base.t()            # strided (transposed) view
+        b = base[1:, :].t()[:, :6]  # a view with a storage offset: 9 x 6
+        a = a[:, :6]
+        np.testing.assert_allclose(f(A=a, B=b), (a + b).numpy(), rtol=1e-6)
+        ints = torch.arange(12, dtype=torch.int32).reshape(3, 4)
+        np.testing.assert_array_equal(f(A=ints, B=ints), (2 * ints).numpy())
+        h = torch.randn(3, 4).to(torch.float16)
+        np.testing.assert_allclose(f(A=h, B=h), (h + h).numpy(), rtol=1e-3)
+        g = tilec.function("function (A[N]) -> (B) { B = !A; }")
+        flags = torch.tensor([True, False, True])
+        np.testing.assert_array_equal(g(A=flags), [False, True, False])
+
+    def test_any_object_with_dlpack(self):
+        class OnlyDlpack:
+            """Memory offered only through the DLPack protocol."""
+            def __init__(self, array):
+                self.array = array
+
+            def __dlpack__(self, stream=None):
+                return self.array.__dlpack__()
+
+            def __dlpack_device__(self):
+                return self.array.__dlpack_device__()
+
+        if not hasattr(np.ndarray, "__dlpack__"):
+            self.skipTest("NumPy without __dlpack__")
+        f = tilec.function("function (A[M, N], B[N]) -> (C) { C = A * B; }")
+        a = np.random.rand(5, 3).astype(np.float32)
+        b = np.random.rand(3).astype(np.float32)
+        np.testing.assert_allclose(f(A=OnlyDlpack(a), B=OnlyDlpack(b)), a * b, rtol=1e-6)
+        out = np.zeros((5, 3), np.float32)
+        f(A=OnlyDlpack(a), B=b, out=OnlyDlpack(out))  # written in place
+        np.testing.assert_allclose(out, a * b, rtol=1e-6)
+        strided = np.random.rand(3, 10).astype(np.float32)[:, ::2].T  # 5 x 3, strides (2, 10)
+        np.testing.assert_allclose(f(A=OnlyDlpack(strided), B=b), strided * b, rtol=1e-6)
+
     def test_tile_errors_show_line_and_caret(self):
         f = tilec.function("function (A[N]) -> (B) {\n  B = A + Q;\n}", name="bad.tile")
         with self.assertRaises(tilec.Error) as ctx:
