@@ -155,8 +155,9 @@ TuningLookup TuningCache::Load(const std::string& device_fingerprint) const {
     out.records.insert_or_assign(std::move(key), std::move(*r));
   }
   if (corrupt)
-    out.notices.push_back(fmt::format("tuning cache {}: skipped {} line{} that do not parse (first: {})",
-                                      options_.path, corrupt, corrupt == 1 ? "" : "s", first_corrupt));
+    out.notices.push_back(fmt::format("tuning cache {}: skipped {} that {} not parse (first: {})",
+                                      options_.path, corrupt == 1 ? "1 line" : fmt::format("{} lines", corrupt),
+                                      corrupt == 1 ? "does" : "do", first_corrupt));
   if (foreign)
     out.notices.push_back(
         fmt::format("tuning cache {}: ignored {} record{} of another device or Tilec version (this is "
