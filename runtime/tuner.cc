@@ -129,7 +129,8 @@ class KernelTuner {
     search.fast = false;
     search.keep_log = false;
     compiler::TileSearchResult ranked = compiler::SearchTiles(spec_.flat, hw, search);
-    for (const compiler::TileCandidate& c : ranked.ranked) scores_.emplace(c.tile, c.score.score);
+    for (size_t i = 0; i < ranked.ranked.size(); ++i)
+      scores_.emplace(ranked.ranked[i].tile, std::make_pair(ranked.ranked[i].score.score, static_cast<int>(i)));
 
     Report(TuneProgress::Event::Start, nullptr);
     Try(KernelConfig{});  // the model's pick
@@ -147,7 +148,9 @@ class KernelTuner {
     if (opencl) initial.push_back({{}, flipped_local, false, 0});
     if (vector_form) {
       for (int64_t rows : {2, 4, 8, 6, 3, 1}) initial.push_back({{}, std::nullopt, true, rows});
-      for (const auto& tile : top) initial.push_back({tile, std::nullopt, false, 0});
+      // The flat form is rarely competitive where the vector form applies:
+      // only the model's best two tiles.
+      for (size_t t = 0; t < top.size() && t < 2; ++t) initial.push_back({top[t], std::nullopt, false, 0});
     } else {
       for (const auto& tile : top) initial.push_back({tile, std::nullopt, std::nullopt, 0});
     }
@@ -222,7 +225,10 @@ class KernelTuner {
       m.vector_form = !k.code.vector_plan.empty();
       m.rows = config.vector_rows;
       auto score = scores_.find(k.tile);
-      if (!m.vector_form && score != scores_.end()) m.trial.model_score = score->second;
+      if (!m.vector_form && score != scores_.end()) {
+        m.trial.model_score = score->second.first;
+        m.trial.model_rank = score->second.second;
+      }
       if (!codes_.insert(CodeKey(k.code)).second) return true;  // the same kernel as an earlier trial
       Inputs outputs = p.Run(inputs_);
       if (!reference_) {
@@ -319,7 +325,7 @@ class KernelTuner {
   const Inputs& inputs_;
   const Inputs* reference_;
   Inputs own_reference_;
-  std::map<std::vector<int64_t>, double> scores_;
+  std::map<std::vector<int64_t>, std::pair<double, int>> scores_;  // tile -> score, rank
   struct ConfigLess {
     bool operator()(const KernelConfig& a, const KernelConfig& b) const {
       return std::tie(a.tile, a.use_local, a.vector, a.vector_rows) <

@@ -77,6 +77,7 @@ std::string ToJsonLine(const TuningRecord& r) {
   for (const TuningTrial& t : r.trials) {
     json::Object o{{"config", ConfigJson(t.config)}, {"median_ms", t.median_ms}, {"min_ms", t.min_ms},
                    {"max_ms", t.max_ms},           {"ok", t.ok},               {"model_score", t.model_score}};
+    if (t.model_rank >= 0) o["model_rank"] = t.model_rank;
     if (!t.note.empty()) o["note"] = t.note;
     trials.push_back(std::move(o));
   }
@@ -125,6 +126,7 @@ std::optional<TuningRecord> ParseJsonLine(std::string_view line, std::string* er
       trial.ok = t->getBoolean("ok").value_or(false);
       trial.note = Str(*t, "note");
       trial.model_score = Num(*t, "model_score", 0);
+      trial.model_rank = static_cast<int>(t->getInteger("model_rank").value_or(-1));
       r.trials.push_back(std::move(trial));
     }
   }

@@ -39,6 +39,7 @@ struct TuningTrial {
   bool ok = false;       // built, verified and timed
   std::string note;      // why not ok ("mismatch: …", "error: …"), or "" 
   double model_score = 0;  // the cost model's score of the tile (0: none)
+  int model_rank = -1;     // its position in the cost model's ranking (0: best; -1: none)
 };
 
 struct TuningRecord {

@@ -6,8 +6,8 @@ shapes) it runs `tilec tune` with a fresh tuning cache and reads the records
 back: per kernel the measured time of the cost model's pick (the untuned
 compile, trial 1), the tuned best, their ratio, and the Spearman rank
 correlation between the cost model's score and the measured time over the
-candidates the model scored (flat-form tiles; +1: the model ranks them
-exactly as measured). Then per family: kernels, how many picks are within
+candidates the model ranked (flat-form tiles, by their rank in the tile
+search; +1: the model orders them exactly as measured). Then per family: kernels, how many picks are within
 10% of the tuned best, the median gain where the pick is worse, and the mean
 rank correlation.
 
@@ -84,9 +84,10 @@ def tune_case(args, case, cache_dir):
 
 def kernel_row(case, rec):
     model, best = rec.get("model_ms", 0), rec.get("median_ms", 0)
-    scored = [t for t in rec["trials"] if t.get("ok") and t.get("model_score", 0) > 0]
-    # Cost = -score: a higher score promises a faster kernel.
-    rho = spearman([-t["model_score"] for t in scored], [t["median_ms"] for t in scored])
+    scored = [t for t in rec["trials"] if t.get("ok") and t.get("model_rank", -1) >= 0]
+    # The model's cost of a tile: its rank (0: best), which breaks ties in
+    # the score as the tile search does.
+    rho = spearman([t["model_rank"] for t in scored], [t["median_ms"] for t in scored])
     return dict(case=case["name"], family=case["family"], kernel=rec["kernel"], model_ms=model, tuned_ms=best,
                 ratio=model / best if best > 0 else None, rho=rho, scored=len(scored),
                 trials=len(rec["trials"]), winner=rec["winner"])
@@ -108,7 +109,7 @@ def main():
     print(f"bench/tuning: {len(cases)} suite cases on {args.target}, --trials {args.trials} --budget {args.budget}; "
           f"load {' '.join(f'{x:.1f}' for x in os.getloadavg())}", flush=True)
     print("pick/best = the cost model's pick's median time over the tuned best's (1.00: the pick won); "
-          "rho = Spearman(model cost, measured time) over the scored candidates (n)\n", flush=True)
+          "rho = Spearman(model rank, measured time) over the ranked flat-form candidates (n)\n", flush=True)
     header = f"{'case':<32} {'kernel':<38} {'pick ms':>9} {'tuned ms':>9} {'pick/best':>9} {'rho':>6} {'n':>3}  winner"
     print(header)
     print("-" * len(header))
