@@ -4,6 +4,7 @@
 
 #include <chrono>
 
+#include "compiler/kernel_signature.h"
 #include "compiler/sem/printer.h"
 #include "compiler/sem/simplify.h"
 #include "compiler/sem/verify.h"
@@ -57,7 +58,44 @@ std::vector<int64_t> ChooseTile(const KernelSpec& spec, const TileSearchResult& 
   return search.ranked[rank->second].tile;
 }
 
+bool TileFits(const FlatContraction& flat, const std::vector<int64_t>& tile) {
+  if (tile.size() != flat.indices.size()) return false;
+  for (size_t i = 0; i < tile.size(); ++i)
+    if (tile[i] < 1 || tile[i] > flat.indices[i].range) return false;
+  return true;
+}
+
+// The configuration of a flat kernel: by name, else a tuned one by signature
+// (unless --tile/--rank name the kernel).
+std::optional<KernelConfig> ConfigFor(const KernelSpec& spec, const KernelSignature& signature,
+                                      const CompileOptions& options, bool* tuned) {
+  *tuned = false;
+  if (auto c = options.kernel_config.find(spec.name); c != options.kernel_config.end())
+    return c->second;
+  if (!options.tuned || options.forced_tiles.count(spec.name) || options.candidate_rank.count(spec.name))
+    return std::nullopt;
+  auto t = options.tuned->find(signature.hash);
+  if (t == options.tuned->end()) return std::nullopt;
+  KernelConfig config = t->second;
+  if (!config.tile.empty()) {
+    if (config.tile.size() != signature.order.size()) return std::nullopt;
+    config.tile = FromCanonical(signature, config.tile);
+    if (!TileFits(spec.flat, config.tile)) return std::nullopt;
+  }
+  *tuned = true;
+  return config;
+}
+
 }  // namespace
+
+std::string ToString(const KernelConfig& c) {
+  std::vector<std::string> parts;
+  if (!c.tile.empty()) parts.push_back(fmt::format("tile [{}]", fmt::join(c.tile, ", ")));
+  if (c.use_local) parts.push_back(fmt::format("local {}", *c.use_local ? 1 : 0));
+  if (c.vector) parts.push_back(fmt::format("vector {}", *c.vector ? 1 : 0));
+  if (c.vector_rows) parts.push_back(fmt::format("rows {}", c.vector_rows));
+  return parts.empty() ? "default" : fmt::format("{}", fmt::join(parts, " "));
+}
 
 const std::vector<std::string>& StageNames() {
   static const std::vector<std::string> names = {"lower", "tiles", "plan", "sem"};
@@ -93,21 +131,32 @@ CompiledProgram CompileProgram(const lang::Program& program, const CompileOption
 
   for (KernelSpec& spec : plan.kernels) {
     CompiledKernel k;
+    CodegenOptions kernel_codegen = codegen;
     if (IsFlat(spec.kind)) {
+      KernelSignature signature = SignKernel(spec);
+      k.signature = signature.hash;
+      k.config = ConfigFor(spec, signature, options, &k.tuned);
       TileSearchOptions search = options.search;
       search.forced_tile.reset();
       if (auto f = options.forced_tiles.find(spec.name); f != options.forced_tiles.end())
         search.forced_tile = f->second;
+      if (k.config) {
+        if (!k.config->tile.empty()) search.forced_tile = k.config->tile;
+        if (k.config->use_local) kernel_codegen.use_local = *k.config->use_local;
+        if (k.config->vector) kernel_codegen.vectorize = *k.config->vector;
+        if (k.config->vector_rows) kernel_codegen.vector_rows = k.config->vector_rows;
+      }
       k.search = stages.Run(
           "tiles", [&] { return SearchTiles(spec.flat, options.hw, search); },
           [&](const TileSearchResult& r) {
             return fmt::format("{}:\n{}Chosen tile: {}\n", spec.name, r.log,
                                TileText(spec.flat, r.best().tile));
           });
-      k.tile = ChooseTile(spec, *k.search, options);
+      k.tile = k.config && !k.config->tile.empty() ? k.search->best().tile
+                                                   : ChooseTile(spec, *k.search, options);
     }
     k.code = stages.Run(
-        "plan", [&] { return GenerateKernel(spec, out.program, k.tile, options.hw, codegen); },
+        "plan", [&] { return GenerateKernel(spec, out.program, k.tile, options.hw, kernel_codegen); },
         [&](const GeneratedKernel& g) {
           std::string text = fmt::format("{} ({}):\n", spec.name, Name(spec.kind));
           if (!g.vector_plan.empty()) {

@@ -28,6 +28,21 @@
 
 namespace tilec::compiler {
 
+// One flat kernel's form knobs: what `tilec tune` searches and the tuning
+// cache (runtime/tuning_cache.h) remembers. Unset fields keep the
+// program-wide choice (CompileOptions).
+struct KernelConfig {
+  std::vector<int64_t> tile;      // one size per flat index; empty: the cost model's pick
+  std::optional<bool> use_local;  // stage inputs in local memory
+  std::optional<bool> vector;     // the vector form (where the kernel fits it)
+  int64_t vector_rows = 0;        // vector form: register block rows; 0: automatic
+  bool operator==(const KernelConfig&) const = default;
+};
+
+// "tile [8, 32, 1] local 0 vector 1 rows 4" (only the fields that are set;
+// "default" for none).
+std::string ToString(const KernelConfig& config);
+
 struct CompileOptions {
   HardwareModel hw;
   LowerOptions lower;
@@ -45,6 +60,17 @@ struct CompileOptions {
   bool vectorize = true;
   // Vector form: force the register block's rows (autotuning); 0: automatic.
   int64_t vector_rows = 0;
+  // A kernel's configuration by kernel name ("kernel_0"), as the tuner tries
+  // candidates; takes precedence over forced_tiles, candidate_rank and tuned.
+  // A tile that does not fit the kernel is a UserError.
+  std::map<std::string, KernelConfig> kernel_config;
+  // Tuned configurations by kernel signature hash (kernel_signature.h), their
+  // tiles in the signature's canonical index order (FromCanonical), applied to every kernel with that signature unless forced_tiles,
+  // candidate_rank or kernel_config name it. A tile that does not fit is
+  // ignored. nullopt: runtime::Program::Compile fills it from the process's
+  // tuning cache (runtime/tuning_cache.h); an empty map applies none
+  // (`--no-tuning-cache`).
+  std::optional<std::map<std::string, KernelConfig>> tuned;
   bool simplify = true;
   // Stages whose output to print ("lower", "tiles", "plan", "sem"), and the
   // sink that receives (stage, text). Without a sink nothing is printed.
@@ -56,6 +82,11 @@ struct CompiledKernel {
   KernelSpec spec;
   std::optional<TileSearchResult> search;  // flat kernels
   std::vector<int64_t> tile;               // flat kernels: the tile used
+  std::string signature;                   // flat kernels: SignKernel(spec).hash
+  // Flat kernels: the configuration applied (kernel_config, or a tuned one),
+  // and whether it came from `tuned` (the tuning cache).
+  std::optional<KernelConfig> config;
+  bool tuned = false;
   GeneratedKernel code;                    // simplified and verified
 };
 

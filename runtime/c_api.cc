@@ -344,6 +344,11 @@ tilec_status tilec_program_compile(tilec_device device, const char* source, cons
       }
       request.vectorize = options->no_vector == 0;
       use_cache = options->no_cache == 0;
+      request.use_tuning_cache = options->no_tuning_cache == 0;
+      if (!(options->tune_budget_seconds >= 0) || options->tune_budget_seconds > 86400)
+        TILEC_USAGE_ERROR("options.tune_budget_seconds is {}, not a budget in [0, 86400]",
+                          options->tune_budget_seconds);
+      request.tune_budget_s = options->tune_budget_seconds;
     }
     auto o = std::make_shared<ProgramObject>();
     o->program = ProcessProgramCache().Compile(request, d->device, use_cache);

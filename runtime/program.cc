@@ -7,6 +7,8 @@
 
 #include "compiler/sem/ir.h"
 #include "runtime/layout_pack.h"
+#include "runtime/settings.h"
+#include "runtime/tuner.h"
 #include "support/error.h"
 #include "tile_lang/binder.h"
 #include "tile_lang/parser.h"
@@ -76,6 +78,17 @@ Program Program::Compile(const lang::Program& bound, std::shared_ptr<hal::Device
                          compiler::CompileOptions options, bool keep_hw) {
   TILEC_CHECK(device != nullptr, "no device");
   if (!keep_hw) options.hw = device->hardware_model();
+  if (!options.tuned) {
+    // Tune on first use (TILEC_TUNE=SECONDS), then apply the tuning cache.
+    const RuntimeSettings& settings = ProcessSettings();
+    if (settings.tune_budget_s > 0 && ProcessTuningCache().options().enabled) {
+      TuneOptions tune;
+      tune.base = options;
+      tune.budget_s = settings.tune_budget_s;
+      for (const std::string& n : TuneProgram(bound, device, ProcessTuningCache(), tune).notices) NoticeOnce(n);
+    }
+    options.tuned = ProcessTunedConfigs(*device);
+  }
   Program p;
   p.device_ = std::move(device);
   p.compiled_ = compiler::CompileProgram(bound, options);

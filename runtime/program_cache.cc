@@ -5,6 +5,7 @@
 #include <mutex>
 
 #include "runtime/settings.h"
+#include "runtime/tuner.h"
 #include "support/error.h"
 #include "tile_lang/binder.h"
 #include "tile_lang/parser.h"
@@ -52,6 +53,7 @@ std::shared_ptr<Program> ProgramCache::Compile(const CompileRequest& request,
   for (const auto& [name, spec] : request.layouts) key += fmt::format("{}:{}\n", name, spec);
   for (const auto& [kernel, tile] : request.tiles) key += fmt::format("{}@{}\n", kernel, fmt::join(tile, ","));
   key += request.vectorize ? "vector\n" : "flat\n";
+  key += request.use_tuning_cache ? "tuned\n" : "untuned\n";
   if (use_cache) {
     std::lock_guard<std::mutex> lock(mutex_);
     auto it = entries_.find(key);
@@ -67,6 +69,14 @@ std::shared_ptr<Program> ProgramCache::Compile(const CompileRequest& request,
   compiler::CompileOptions options;
   options.forced_tiles = request.tiles;
   options.vectorize = request.vectorize;
+  if (!request.use_tuning_cache) {
+    options.tuned = std::map<std::string, compiler::KernelConfig>{};
+  } else if (request.tune_budget_s > 0 && ProcessTuningCache().options().enabled) {
+    TuneOptions tune;
+    tune.base = options;
+    tune.budget_s = request.tune_budget_s;
+    for (const std::string& n : TuneProgram(bound, device, ProcessTuningCache(), tune).notices) NoticeOnce(n);
+  }
   auto program = std::make_shared<Program>(Program::Compile(bound, device, options));
   if (!use_cache) return program;
   std::lock_guard<std::mutex> lock(mutex_);

@@ -29,6 +29,8 @@ struct CompileRequest {
   std::map<std::string, std::string> layouts;  // tensor -> layout spec
   std::map<std::string, std::vector<int64_t>> tiles;
   bool vectorize = true;
+  bool use_tuning_cache = true;  // false: the cost model's picks (no tuned configurations)
+  double tune_budget_s = 0;      // > 0: tune untuned kernels first (runtime/tuner.h)
 };
 
 struct ProgramCacheStats {

@@ -3,7 +3,10 @@
 #include <tilec/tilec.h>
 
 #include <charconv>
+#include <cstdio>
 #include <cstdlib>
+#include <mutex>
+#include <set>
 #include <string>
 
 #include "support/error.h"
@@ -33,12 +36,42 @@ RuntimeSettings SettingsFromEnvironment(const std::function<const char*(const ch
       TILEC_USER_ERROR("TILEC_CACHE_MAX_MB='{}' is not a size in megabytes", mb);
     c.max_bytes = value << 20;
   }
+  TuningCacheOptions& t = s.tuning_cache;
+  t.version = c.version;
+  t.path = get("TILEC_TUNING_CACHE_FILE");
+  if (t.path.empty() && !c.dir.empty()) t.path = c.dir + "/tuning.jsonl";
+  t.enabled = !t.path.empty() && get("TILEC_TUNING_CACHE") != "0";
+  if (std::string tune = get("TILEC_TUNE"); !tune.empty()) {
+    double seconds = -1;
+    auto [end, ec] = std::from_chars(tune.data(), tune.data() + tune.size(), seconds);
+    if (ec != std::errc() || end != tune.data() + tune.size() || !(seconds >= 0) || seconds > 86400)
+      TILEC_USER_ERROR("TILEC_TUNE='{}' is not a tuning budget in seconds (0 to 86400)", tune);
+    s.tune_budget_s = seconds;
+  }
   return s;
 }
 
 const RuntimeSettings& ProcessSettings() {
   static const RuntimeSettings settings = SettingsFromEnvironment([](const char* n) { return std::getenv(n); });
   return settings;
+}
+
+const TuningCache& ProcessTuningCache() {
+  static const TuningCache cache(ProcessSettings().tuning_cache);
+  return cache;
+}
+
+void NoticeOnce(const std::string& notice) {
+  static std::mutex mutex;
+  static std::set<std::string> printed;
+  std::lock_guard<std::mutex> lock(mutex);
+  if (printed.insert(notice).second) std::fprintf(stderr, "tilec: note: %s\n", notice.c_str());
+}
+
+std::map<std::string, compiler::KernelConfig> ProcessTunedConfigs(const hal::Device& device) {
+  TuningLookup lookup = ProcessTuningCache().Load(DeviceFingerprint(device));
+  for (const std::string& n : lookup.notices) NoticeOnce(n);
+  return TunedConfigs(lookup);
 }
 
 std::shared_ptr<const hal::KernelCache> ProcessKernelCache() {

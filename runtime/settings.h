@@ -5,17 +5,30 @@
 //   TILEC_CACHE_DIR=DIR      its directory (default $XDG_CACHE_HOME/tilec,
 //                            else $HOME/.cache/tilec; none without either)
 //   TILEC_CACHE_MAX_MB=N     its size bound (default 512)
+//   TILEC_TUNING_CACHE=0     disables the tuning cache (tuning_cache.h)
+//   TILEC_TUNING_CACHE_FILE=PATH  its file (default tuning.jsonl in the
+//                            cache directory above)
+//   TILEC_TUNE=SECONDS       tune every program on first use, within this
+//                            budget (runtime/tuner.h; default 0: never)
 #pragma once
 
 #include <functional>
+#include <map>
 #include <memory>
+#include <string>
 
+#include "compiler/pipeline.h"
 #include "hal/kernel_cache.h"
+#include "runtime/tuning_cache.h"
 
 namespace tilec::runtime {
 
 struct RuntimeSettings {
   hal::KernelCacheOptions kernel_cache;
+  TuningCacheOptions tuning_cache;
+  // > 0: Program::Compile tunes the kernels the tuning cache does not know
+  // yet, within this many seconds, before compiling (off by default).
+  double tune_budget_s = 0;
 };
 
 // The settings `getenv` describes (a parameter, so tests need not touch the
@@ -27,5 +40,18 @@ const RuntimeSettings& ProcessSettings();
 
 // The disk cache every device opened through OpenSharedDevice uses.
 std::shared_ptr<const hal::KernelCache> ProcessKernelCache();
+
+// The tuning cache of this process's settings.
+const TuningCache& ProcessTuningCache();
+
+// The tuned configurations the process's tuning cache holds for `device`
+// (read again on every call: `tilec tune` may have added some). Its notices
+// (corrupt lines, records of another device or version) go to stderr, each
+// once per process.
+std::map<std::string, compiler::KernelConfig> ProcessTunedConfigs(const hal::Device& device);
+
+// Prints `notice` to stderr as "tilec: note: …" unless this process printed
+// it already.
+void NoticeOnce(const std::string& notice);
 
 }  // namespace tilec::runtime

@@ -148,6 +148,11 @@ typedef struct tilec_compile_options {
   size_t num_tiles;
   int no_vector;  /* nonzero: the flat kernel form even on CPU devices */
   int no_cache;   /* nonzero: compile again even if an equal program is cached */
+  int no_tuning_cache; /* nonzero: ignore the tuning cache (`tilec tune`): the cost model's picks */
+  /* > 0: first tune the kernels the tuning cache does not know yet, within
+   * this many seconds in all, and keep the winners there (also TILEC_TUNE=S).
+   * 0: no tuning (the default). */
+  double tune_budget_seconds;
 } tilec_compile_options;
 
 /* Compiles Tile `source` (`source_name` is shown in error messages; may be

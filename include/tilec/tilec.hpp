@@ -91,6 +91,8 @@ struct CompileOptions {
   std::vector<std::pair<std::string, std::string>> layouts;  // tensor -> layout spec
   bool vectorize = true;
   bool use_cache = true;
+  bool use_tuning_cache = true;   // the winners of `tilec tune` (tuning cache)
+  double tune_budget_seconds = 0;  // > 0: tune untuned kernels on first use, within this budget
 };
 
 // Caller memory holding one tensor (see tilec_tensor). The spans must
@@ -237,6 +239,8 @@ class Device {
     c.num_layouts = layouts.size();
     c.no_vector = options.vectorize ? 0 : 1;
     c.no_cache = options.use_cache ? 0 : 1;
+    c.no_tuning_cache = options.use_tuning_cache ? 0 : 1;
+    c.tune_budget_seconds = options.tune_budget_seconds;
     tilec_program program = nullptr;
     tilec_error error = nullptr;
     detail::Check(tilec_program_compile(handle_, src.c_str(), src_name.c_str(), specs.data(),

@@ -16,6 +16,7 @@
 #include "tile_lang/tensor.h"
 #include "tools/tilec/bench_util.h"
 #include "tools/tilec/common.h"
+#include "tools/tilec/tuning_flags.h"
 
 namespace tilec::tools {
 namespace {
@@ -33,6 +34,7 @@ struct BenchOptions {
   std::vector<std::string> ranks;  // KERNEL=K
   int vector = 1;                  // 0: no vector form
   int64_t vector_rows = 0;         // 0: automatic
+  bool no_tuning_cache = false;
 };
 
 struct KernelTime {
@@ -115,11 +117,13 @@ BenchResult BenchDevice(const BenchOptions& opts, const std::string& target, con
   options.candidate_rank = ParseRankArgs(opts.ranks, "--rank");
   options.vectorize = opts.vector != 0;
   options.vector_rows = opts.vector_rows;
+  if (opts.no_tuning_cache) options.tuned = std::map<std::string, compiler::KernelConfig>{};
   Clock::time_point start = Clock::now();
   runtime::Program compiled = runtime::Program::Compile(program, device, options);
   r.compile_ms = MsSince(start);
   if (global.verbose >= 1) fmt::print(stderr, "tilec: compile and build: {:.2f} ms\n", r.compile_ms);
   CheckKernelNames(options, compiled);
+  LogTunedKernels(global, compiled.compiled());
   Timed(global, "upload", [&] { compiled.Upload(inputs); });
 
   size_t kernel_count = compiled.compiled().kernels.size();
@@ -300,6 +304,7 @@ Command AddBenchCommand(CLI::App& parent, const GlobalOptions& global) {
       ->type_name("KERNEL=SIZES")
       ->allow_extra_args(false);
   AddVectorOptions(app, opts->vector, opts->vector_rows);
+  AddNoTuningCacheFlag(app, opts->no_tuning_cache);
   app->add_option("--rank", opts->ranks,
                   "Use a kernel's K-th best tile candidate (0: the best), e.g. --rank kernel_0=2")
       ->check(NameValueValidator())

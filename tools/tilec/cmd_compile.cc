@@ -11,6 +11,7 @@
 #include "tile_lang/binder.h"
 #include "tile_lang/parser.h"
 #include "tools/tilec/common.h"
+#include "tools/tilec/tuning_flags.h"
 
 namespace tilec::tools {
 namespace {
@@ -27,6 +28,7 @@ struct CompileOptions {
   bool full_search = false;
   int vector = 1;                  // 0: no vector form
   int64_t vector_rows = 0;         // 0: automatic
+  bool no_tuning_cache = false;
 };
 
 compiler::CompileOptions MakeOptions(const CompileOptions& o, const compiler::HardwareModel& hw) {
@@ -69,6 +71,8 @@ void RunCompile(const CompileOptions& o, const GlobalOptions& global, bool expla
   if (code && llvm_code != (dynamic_cast<hal::cpu::LlvmDevice*>(device.get()) != nullptr))
     code_device = hal::OpenDevice(llvm_code ? "llvm" : "opencl");
   compiler::CompileOptions options = MakeOptions(o, hw);
+  // Tuned configurations belong to a device: only with its hardware model.
+  if (device && o.hw == "device") ApplyTuningCache(options, *device, o.no_tuning_cache);
   std::string stage = o.emit == "kernels" ? "lower" : o.emit;
   if (explain) {
     options.print_after = {"lower", "tiles", "plan"};
@@ -81,6 +85,7 @@ void RunCompile(const CompileOptions& o, const GlobalOptions& global, bool expla
   };
   compiler::CompiledProgram compiled =
       Timed(global, "compile", [&] { return compiler::CompileProgram(program, options); });
+  LogTunedKernels(global, compiled);
   if (o.emit == "kernels" && !explain) {
     // Which form each kernel got: the vector form's first plan line, else
     // the flat (seed-structured, GPU) form with its tile.
@@ -123,6 +128,7 @@ void AddShared(CLI::App* app, CompileOptions& o) {
   app->add_option("--local", o.local, "1: stage inputs in local memory; 0: read global memory")
       ->type_name("0|1");
   app->add_flag("--full-search", o.full_search, "Expand every candidate instead of PlaidML's early stop");
+  AddNoTuningCacheFlag(app, o.no_tuning_cache);
 }
 
 }  // namespace

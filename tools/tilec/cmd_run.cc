@@ -13,6 +13,7 @@
 #include "tile_lang/program.h"
 #include "tools/tilec/common.h"
 #include "tools/tilec/targets.h"
+#include "tools/tilec/tuning_flags.h"
 
 namespace tilec::tools {
 namespace {
@@ -32,6 +33,7 @@ struct RunOptions {
   bool check = false;
   double rtol = 1e-4;
   double atol = 1e-5;
+  bool no_tuning_cache = false;
 };
 
 // Where an input's data came from, for messages.
@@ -161,6 +163,7 @@ std::map<std::string, InputSource> LoadInputs(const RunOptions& opts, const lang
 
 void RunRun(const RunOptions& opts, const GlobalOptions& global) {
   const Target& target = FindTarget(opts.target);
+  ProcessRunTuning() = {opts.no_tuning_cache, global.verbose};
   SourceFilePtr source = ReadSourceFile(opts.file);
   lang::ast::Function f = Timed(global, "parse", [&] { return lang::Parse(source); });
 
@@ -262,6 +265,7 @@ Command AddRunCommand(CLI::App& parent, const GlobalOptions& global) {
       ->capture_default_str()
       ->check(CLI::NonNegativeNumber)
       ->needs(check);
+  AddNoTuningCacheFlag(app, opts->no_tuning_cache);
   return {app, [opts, &global] { RunRun(*opts, global); }};
 }
 

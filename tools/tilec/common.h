@@ -49,6 +49,7 @@ Command AddDevicesCommand(CLI::App& parent, const GlobalOptions& global);
 Command AddBenchCommand(CLI::App& parent, const GlobalOptions& global);
 Command AddLayoutCommand(CLI::App& parent, const GlobalOptions& global);
 Command AddCacheCommand(CLI::App& parent, const GlobalOptions& global);
+Command AddTuneCommand(CLI::App& parent, const GlobalOptions& global);
 
 // Reads a Tile source file. UserError with the path and the system's reason
 // if it cannot be read.

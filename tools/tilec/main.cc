@@ -40,7 +40,8 @@ int Main(int argc, char** argv) {
   std::vector<Command> commands = {AddCheckCommand(app, global), AddRunCommand(app, global),
                                    AddCompileCommand(app, global), AddExplainCommand(app, global),
                                    AddDevicesCommand(app, global), AddBenchCommand(app, global),
-                                   AddLayoutCommand(app, global), AddCacheCommand(app, global)};
+                                   AddLayoutCommand(app, global), AddCacheCommand(app, global),
+                                   AddTuneCommand(app, global)};
 
   try {
     app.parse(argc, argv);

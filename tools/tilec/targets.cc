@@ -10,15 +10,30 @@
 #include "runtime/program.h"
 #include "runtime/program_cache.h"
 #include "tile_lang/evaluator.h"
+#include "tools/tilec/tuning_flags.h"
 
 namespace tilec::tools {
 namespace {
+
+// The tuning cache as `tilec run` was told (--no-tuning-cache, -v).
+compiler::CompileOptions TuningOptions() {
+  compiler::CompileOptions options;
+  if (ProcessRunTuning().no_tuning_cache) options.tuned = std::map<std::string, compiler::KernelConfig>{};
+  return options;
+}
+
+void LogTuned(const runtime::Program& compiled) {
+  GlobalOptions global;
+  global.verbose = ProcessRunTuning().verbose;
+  LogTunedKernels(global, compiled.compiled());
+}
 
 // Compiles for the default OpenCL device and runs.
 std::map<std::string, lang::Tensor> RunOpenCl(const lang::Program& program,
                                               const std::map<std::string, lang::Tensor>& inputs) {
   std::shared_ptr<hal::Device> device = runtime::OpenSharedDevice("opencl");
-  runtime::Program compiled = runtime::Program::Compile(program, device);
+  runtime::Program compiled = runtime::Program::Compile(program, device, TuningOptions());
+  LogTuned(compiled);
   return compiled.Run(inputs);
 }
 
@@ -26,7 +41,8 @@ std::map<std::string, lang::Tensor> RunOpenCl(const lang::Program& program,
 std::map<std::string, lang::Tensor> RunLlvm(const lang::Program& program,
                                             const std::map<std::string, lang::Tensor>& inputs) {
   std::shared_ptr<hal::Device> device = runtime::OpenSharedDevice("llvm");
-  runtime::Program compiled = runtime::Program::Compile(program, device);
+  runtime::Program compiled = runtime::Program::Compile(program, device, TuningOptions());
+  LogTuned(compiled);
   return compiled.Run(inputs);
 }
 
