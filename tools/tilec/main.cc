@@ -36,6 +36,8 @@ int Main(int argc, char** argv) {
   app.fallthrough();
   GlobalOptions global;
   app.add_flag("-v,--verbose", global.verbose, "More output on stderr (repeat for more)");
+  app.add_flag("-q,--quiet", global.quiet,
+               "No progress line (one shows on a terminal for a compile or run longer than 1 s)");
 
   std::vector<Command> commands = {AddCheckCommand(app, global), AddRunCommand(app, global),
                                    AddCompileCommand(app, global), AddExplainCommand(app, global),
