@@ -12,6 +12,7 @@
 #include "hal/llvm/llvm_device.h"
 #include "tile_lang/binder.h"
 #include "tile_lang/parser.h"
+#include "tools/tilec/aot.h"
 #include "tools/tilec/common.h"
 #include "tools/tilec/json.h"
 #include "tools/tilec/progress.h"
@@ -32,6 +33,7 @@ struct CompileOptions {
   int local = -1;                    // -1: the device's choice
   bool full_search = false;
   bool json = false;
+  std::string output;                // -o NAME: ahead-of-time output instead of a printed stage
 };
 
 lang::Program BindFile(const CompileOptions& o, const GlobalOptions& global,
@@ -72,6 +74,8 @@ void RunCompile(const CompileOptions& o, const GlobalOptions& global, bool expla
     TILEC_USER_ERROR("--hw {}: unknown hardware model (available: device, seed)", o.hw);
   bool llvm_code = o.emit == "llvm" || o.emit == "llvm-opt";
   bool code = o.emit == "cl" || llvm_code;  // target code rather than a pipeline stage
+  if (!o.output.empty() && (explain || o.hw != "device"))
+    TILEC_USER_ERROR("-o: ahead-of-time code is compiled for the target's own hardware model (no --hw seed)");
   std::vector<compiler::StageTime> timings;
   lang::Program program = BindFile(o, global, &timings);
   // --emit cl names its language: without --target it shows OpenCL kernels
@@ -95,7 +99,7 @@ void RunCompile(const CompileOptions& o, const GlobalOptions& global, bool expla
   std::string stage = o.emit == "kernels" ? "lower" : o.emit;
   if (explain) {
     options.print_after = {"lower", "tiles", "plan"};
-  } else if (!code) {
+  } else if (!code && o.output.empty()) {
     options.print_after = {stage};
   }
   std::string text;  // what is printed (or, with --json, put in "text")
@@ -116,6 +120,22 @@ void RunCompile(const CompileOptions& o, const GlobalOptions& global, bool expla
     return Timed(global, "compile", [&] { return compiler::CompileProgram(program, options); }, &timings);
   }();
   CheckKernelNames(options, compiled);
+  if (!o.output.empty()) {
+    progress.Set(fmt::format("emit ahead-of-time code for {}", device->id()));
+    ProgressTicker ticker(progress);
+    std::vector<std::string> files = WriteAot(compiled, *device, o.output, o.file);
+    progress.Clear();
+    if (o.json) {
+      fmt::print("{}\n", Json::Object()
+                             .Set("target", target)
+                             .Set("device", device->id())
+                             .Set("files", Json::ArrayOf(files))
+                             .Dump(2));
+    } else {
+      for (const std::string& f : files) fmt::print("wrote {}\n", f);
+    }
+    return;
+  }
   if (o.emit == "kernels" && !explain) {
     std::string forms = "// ----- forms\n";
     for (const compiler::CompiledKernel& k : compiled.kernels) forms += fmt::format("{}: {}\n", k.spec.name, FormText(k));
@@ -191,10 +211,21 @@ Command AddCompileCommand(CLI::App& parent, const GlobalOptions& global) {
       "llvm-opt (the LLVM IR after O3).\n\nExamples:\n"
       "  tilec compile examples/conv_relu.tile -s D=f32[1,56,56,64] -s K=f32[3,3,64,64] --emit kernels\n"
       "  tilec compile examples/conv_relu.tile -s D=f32[1,56,56,64] -s K=f32[3,3,64,64] --target opencl --emit cl\n"
-      "  tilec compile examples/conv_relu.tile -s D=f32[1,56,56,64] -s K=f32[3,3,64,64] --emit llvm --json"));
+      "  tilec compile examples/conv_relu.tile -s D=f32[1,56,56,64] -s K=f32[3,3,64,64] --emit llvm --json\n"
+      "  tilec compile examples/conv_relu.tile -s D=f32[1,56,56,64] -s K=f32[3,3,64,64] -o conv   "
+      "# conv.o conv.h conv.c tilec_aot_runtime.c\n"
+      "  tilec compile examples/conv_relu.tile -s D=f32[1,56,56,64] -s K=f32[3,3,64,64] --target opencl -o conv   "
+      "# conv.cl conv.json\n\n"
+      "Ahead-of-time use (docs/user-guide.md):\n"
+      "  cc -O2 app.c conv.c tilec_aot_runtime.c conv.o -lpthread -lm -lmvec   "
+      "# conv.h says whether -lmvec is needed"));
   AddShared(app, *opts);
   app->add_option("--emit", opts->emit, "Stage to print: kernels, tiles, plan, sem, cl, llvm, llvm-opt")
       ->capture_default_str();
+  app->add_option("-o,--output", opts->output,
+                  "Write ahead-of-time output instead of printing a stage: for llvm NAME.o, NAME.h (int NAME(...)), "
+                  "NAME.c and tilec_aot_runtime.{h,c}; for opencl NAME.cl and NAME.json (launch description)")
+      ->type_name("[DIR/]NAME");
   AddJsonFlag(app, opts->json,
               "file, target, device, hw, emit, kernels [{name, kind, form, form_text, tile, global, local, "
               "outputs, inputs}], temporaries, text (the --emit stage), timings_ms");
