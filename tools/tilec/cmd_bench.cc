@@ -176,7 +176,7 @@ void RunBench(const BenchOptions& opts, const GlobalOptions& global) {
     throw CLI::ValidationError("--warmup", fmt::format("must be 0 or more, got {}", opts.warmup));
   SourceFilePtr source = ReadSourceFile(opts.file);
   ShapeLayoutArgs args = ParseShapeLayoutArgs(opts.shapes, opts.layouts);
-  lang::ast::Function f = Timed(global, "parse", [&] { return lang::Parse(source); });
+  lang::ast::Function f = Timed(global, "parse", [&] { return ParseSource(source); });
   std::vector<std::string> inputs;
   for (const auto& in : f.inputs) inputs.push_back(in.name);
   for (const auto& [name, shape] : args.shapes)

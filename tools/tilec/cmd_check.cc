@@ -53,7 +53,7 @@ std::string ProgramJson(const std::string& file, const lang::Program& program) {
 void RunCheck(const CheckOptions& opts, const GlobalOptions& global) {
   SourceFilePtr source = ReadSourceFile(opts.file);
   ShapeLayoutArgs args = ParseShapeLayoutArgs(opts.shapes, opts.layouts);
-  lang::ast::Function f = Timed(global, "parse", [&] { return lang::Parse(source); });
+  lang::ast::Function f = Timed(global, "parse", [&] { return ParseSource(source); });
   lang::Program program = Timed(global, "bind", [&] { return BindWithLayouts(f, args.shapes, args.layouts); });
   std::string text = opts.json ? ProgramJson(opts.file, program) : lang::ToString(program);
   if (!text.empty() && text.back() != '\n') text += '\n';

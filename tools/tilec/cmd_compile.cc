@@ -40,7 +40,7 @@ lang::Program BindFile(const CompileOptions& o, const GlobalOptions& global,
                        std::vector<compiler::StageTime>* timings) {
   SourceFilePtr source = ReadSourceFile(o.file);
   ShapeLayoutArgs args = ParseShapeLayoutArgs(o.shapes, o.layouts);
-  lang::ast::Function f = Timed(global, "parse", [&] { return lang::Parse(source); }, timings);
+  lang::ast::Function f = Timed(global, "parse", [&] { return ParseSource(source); }, timings);
   return Timed(global, "bind", [&] { return BindWithLayouts(f, args.shapes, args.layouts); }, timings);
 }
 

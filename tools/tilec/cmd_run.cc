@@ -212,7 +212,7 @@ void RunRun(const RunOptions& opts, const GlobalOptions& global) {
   Progress progress(!global.quiet && Progress::StderrIsTerminal());
   std::vector<compiler::StageTime> timings;
   SourceFilePtr source = ReadSourceFile(opts.file);
-  lang::ast::Function f = Timed(global, "parse", [&] { return lang::Parse(source); }, &timings);
+  lang::ast::Function f = Timed(global, "parse", [&] { return ParseSource(source); }, &timings);
 
   // Check the requested outputs before any work, so a typo costs nothing.
   std::vector<std::string> outputs = OutputNames(f);

@@ -11,6 +11,7 @@
 
 #include "tile_lang/binder.h"
 #include "tile_lang/layout.h"
+#include "tile_lang/parser.h"
 
 namespace tilec::tools {
 namespace {
@@ -61,6 +62,12 @@ CLI::Option* AddShapeLayoutOptions(CLI::App* app, std::vector<std::string>& shap
       ->type_name("NAME=LAYOUT")
       ->allow_extra_args(false);
   return s;
+}
+
+lang::ast::Function ParseSource(const SourceFilePtr& source) {
+  lang::ParseOptions options;
+  options.max_errors = kMaxParseErrors;
+  return lang::Parse(source, nullptr, options);
 }
 
 CLI::Option* AddTargetOption(CLI::App* app, std::string& target, std::string_view what, bool with_ref) {

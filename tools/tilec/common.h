@@ -91,6 +91,12 @@ CLI::Option* AddJsonFlag(CLI::App* app, bool& json, std::string_view what);
 // ends with the Examples section).
 std::string Footer(std::string_view text);
 
+// Parses a source file for the command line: after a syntax error the
+// parser goes on to the next statement, so the user sees up to
+// UserError::kMaxRenderedErrors errors at once and a count of the rest.
+inline constexpr size_t kMaxParseErrors = 10000;
+lang::ast::Function ParseSource(const SourceFilePtr& source);
+
 // Reads a Tile source file. UserError with the path and the system's reason
 // if it cannot be read.
 SourceFilePtr ReadSourceFile(const std::string& path);
