@@ -450,6 +450,50 @@ class CliTest(unittest.TestCase):
         self.assertExit(r, 2)
         self.assertIn("bad shape in 'D=f32[1,8,8:nhwc'", r.stderr)
 
+    # --- progress line ------------------------------------------------------------------------
+
+    def run_on_terminal(self, *args: str) -> tuple[int, str]:
+        """Runs tilec with stderr (and stdout) on a pseudo-terminal; returns the exit code and all output."""
+        import pty
+        pid, fd = pty.fork()
+        if pid == 0:
+            os.execv(TILEC, [TILEC, *args])
+        chunks = []
+        while True:
+            try:
+                data = os.read(fd, 65536)
+            except OSError:
+                break
+            if not data:
+                break
+            chunks.append(data)
+        _, status = os.waitpid(pid, 0)
+        os.close(fd)
+        return os.waitstatus_to_exitcode(status), b"".join(chunks).decode("utf-8", "replace")
+
+    def test_progress_line_on_a_terminal_only(self) -> None:
+        # --progress-delay 0 (hidden) shows the line at once, so no test depends on timing.
+        args = ["run", self.path("matmul.tile"), "--random-inputs", "-s", "A=f32[9,7]", "-s", "B=f32[7,5]", "--check"]
+        code, out = self.run_on_terminal("--progress-delay", "0", *args)
+        self.assertEqual(code, 0, out)
+        self.assertIn("\r\x1b[Ktilec: compile: lower", out)
+        self.assertIn("tilec: compile: tiles, kernel 1 of 1", out)
+        self.assertIn("tilec: check: the reference evaluator", out)
+        # The line is erased before the results are printed.
+        self.assertIn("\r\x1b[KC: f32[9, 5]", out)
+        code, out = self.run_on_terminal("--progress-delay", "0", "compile", self.path("matmul.tile"), "-s",
+                                         "A=f32[9,7]", "-s", "B=f32[7,5]", "--emit", "llvm")
+        self.assertEqual(code, 0, out)
+        self.assertIn("tilec: compile: sem, kernel 1 of 1", out)
+        # -q: none, on a terminal too; and none when stderr is not a terminal.
+        code, out = self.run_on_terminal("-q", "--progress-delay", "0", *args)
+        self.assertEqual(code, 0, out)
+        self.assertNotIn("tilec:", out)
+        self.assertNotIn("\x1b[K", out)
+        r = run("--progress-delay", "0", *args)
+        self.assertExit(r, 0)
+        self.assertEqual(r.stderr, "")
+
     # --- --json -------------------------------------------------------------------------------
 
     def json_of(self, *args: str, code: int = 0) -> dict:

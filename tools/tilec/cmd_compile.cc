@@ -111,7 +111,7 @@ void RunCompile(const CompileOptions& o, const GlobalOptions& global, bool expla
       text.clear();
     }
   };
-  Progress progress(!global.quiet && !o.json && Progress::StderrIsTerminal());
+  Progress progress(!global.quiet && !o.json && Progress::StderrIsTerminal(), {}, {}, global.progress_delay);
   options.progress = [&](const std::string& s, size_t kernel, size_t kernels) {
     progress.Set(CompileStageText("compile", s, kernel, kernels));
   };

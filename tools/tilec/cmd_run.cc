@@ -209,7 +209,7 @@ void RunRun(const RunOptions& opts, const GlobalOptions& global) {
   bool ref = IsReferenceTarget(opts.target);
   if (ref && !opts.kernel.empty())
     TILEC_USER_ERROR("--tile and --rank choose compiled kernels' tiles; the reference target 'ref' has no kernels");
-  Progress progress(!global.quiet && Progress::StderrIsTerminal());
+  Progress progress(!global.quiet && Progress::StderrIsTerminal(), {}, {}, global.progress_delay);
   std::vector<compiler::StageTime> timings;
   SourceFilePtr source = ReadSourceFile(opts.file);
   lang::ast::Function f = Timed(global, "parse", [&] { return ParseSource(source); }, &timings);

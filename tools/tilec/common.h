@@ -26,6 +26,9 @@ namespace tilec::tools {
 struct GlobalOptions {
   int verbose = 0;     // -v count: 1 stages and timings; higher levels reserved
   bool quiet = false;  // -q: no progress line
+  // Seconds of work before the progress line shows (hidden --progress-delay,
+  // for tests that drive a pseudo-terminal without depending on timing).
+  double progress_delay = 1.0;
 };
 
 // A subcommand: its CLI11 app and what to do when the command line selects it.
