@@ -75,6 +75,56 @@ int main(int argc, char** argv) {
 """
 
 
+# A generic OpenCL host for a launch description: generated from NAME.json by
+# opencl_host() below (buffers, kernels, sizes: all it needs is in the JSON).
+def opencl_host(launch: dict) -> str:
+    buffers = launch["buffers"]
+    index = {b["name"]: i for i, b in enumerate(buffers)}
+    lines = [
+        "#define CL_TARGET_OPENCL_VERSION 120",
+        "#include <CL/cl.h>",
+        "#include <stdio.h>",
+        "#include <stdlib.h>",
+        "#define CHECK(x) do { cl_int e_ = (x); if (e_ != CL_SUCCESS) { fprintf(stderr, \"%s: %d\\n\", #x, e_); exit(3); } } while (0)",
+        "static char* slurp(const char* path, size_t* n) {",
+        "  FILE* f = fopen(path, \"rb\"); if (!f) exit(2);",
+        "  fseek(f, 0, SEEK_END); *n = (size_t)ftell(f); fseek(f, 0, SEEK_SET);",
+        "  char* p = malloc(*n + 1); if (fread(p, 1, *n, f) != *n) exit(2); p[*n] = 0; fclose(f); return p;",
+        "}",
+        "int main(void) {",
+        "  cl_platform_id platform; cl_device_id device; cl_int err; size_t n;",
+        "  CHECK(clGetPlatformIDs(1, &platform, NULL));",
+        "  CHECK(clGetDeviceIDs(platform, CL_DEVICE_TYPE_ALL, 1, &device, NULL));",
+        "  cl_context ctx = clCreateContext(NULL, 1, &device, NULL, NULL, &err); CHECK(err);",
+        "  cl_command_queue q = clCreateCommandQueue(ctx, device, 0, &err); CHECK(err);",
+        f"  char* src = slurp(\"{launch['source']}\", &n);",
+        "  cl_program prog = clCreateProgramWithSource(ctx, 1, (const char**)&src, &n, &err); CHECK(err);",
+        "  if (clBuildProgram(prog, 1, &device, \"\", NULL, NULL) != CL_SUCCESS) {",
+        "    char log[65536]; clGetProgramBuildInfo(prog, device, CL_PROGRAM_BUILD_LOG, sizeof log, log, NULL);",
+        "    fprintf(stderr, \"%s\\n\", log); return 4;",
+        "  }",
+        f"  cl_mem mem[{len(buffers)}];",
+    ]
+    for i, b in enumerate(buffers):
+        lines.append(f"  mem[{i}] = clCreateBuffer(ctx, CL_MEM_READ_WRITE, {max(b['bytes'], 1)}, NULL, &err); CHECK(err);")
+        if b["role"] == "input":
+            lines += [f"  {{ char* d = slurp(\"{b['name']}.bin\", &n); if (n != {b['bytes']}) return 2;",
+                      f"    CHECK(clEnqueueWriteBuffer(q, mem[{i}], CL_TRUE, 0, n, d, 0, NULL, NULL)); }}"]
+    for k in launch["kernels"]:
+        lines.append(f"  {{ cl_kernel k = clCreateKernel(prog, \"{k['name']}\", &err); CHECK(err);")
+        for a, name in enumerate(k["args"]):
+            lines.append(f"    CHECK(clSetKernelArg(k, {a}, sizeof(cl_mem), &mem[{index[name]}]));")
+        lines += [f"    size_t global[3] = {{{', '.join(map(str, k['global']))}}}, local[3] = {{{', '.join(map(str, k['local']))}}};",
+                  "    CHECK(clEnqueueNDRangeKernel(q, k, 3, NULL, global, local, 0, NULL, NULL)); }"]
+    for b in buffers:
+        if b["role"] == "output":
+            lines += [f"  {{ char* d = malloc({b['bytes']}); FILE* f = fopen(\"{b['name']}.out\", \"wb\");",
+                      f"    CHECK(clEnqueueReadBuffer(q, mem[{index[b['name']]}], CL_TRUE, 0, {b['bytes']}, d, 0, NULL, NULL));",
+                      f"    fwrite(d, 1, {b['bytes']}, f); fclose(f); }}"]
+    lines += ["  return 0;", "}"]
+    return "\n".join(lines) + "\n"
+
+
 def tilec(*args: str, cwd: Path | None = None) -> subprocess.CompletedProcess:
     r = subprocess.run([TILEC, *args], capture_output=True, text=True, timeout=300, cwd=cwd)
     if r.returncode != 0:
@@ -169,6 +219,27 @@ class AotTest(unittest.TestCase):
             for arg in k["args"]:
                 self.assertIn(arg, buffers)
         self.assertIn("R", launch["kernels"][-1]["args"])
+
+        # A host program made from nothing but the description runs it and matches the reference.
+        if not shutil.which("cc") or not Path("/usr/include/CL/cl.h").exists():
+            self.skipTest("no C compiler or OpenCL headers")
+        rng = np.random.default_rng(5)
+        d = rng.uniform(-1, 1, D_SHAPE).astype(np.float32)
+        k = rng.uniform(-1, 1, K_SHAPE).astype(np.float32)
+        for name, array in [("D", d), ("K", k)]:
+            array.tofile(self.dir / f"{name}.bin")
+            np.save(self.dir / f"{name}.npy", array)
+        tilec("run", conv, "--in", "D=D.npy", "--in", "K=K.npy", "--out", "R=r_ref.npy", "--target", "ref",
+              cwd=self.dir)
+        (self.dir / "host.c").write_text(opencl_host(launch))
+        build = subprocess.run(["cc", "-O1", "-o", "host", "host.c", "-lOpenCL"], cwd=self.dir, capture_output=True,
+                               text=True)
+        self.assertEqual(build.returncode, 0, build.stderr)
+        run = subprocess.run(["./host"], cwd=self.dir, capture_output=True, text=True, timeout=300)
+        self.assertEqual(run.returncode, 0, run.stderr)
+        want = np.load(self.dir / "r_ref.npy")
+        got = np.fromfile(self.dir / "R.out", np.float32).reshape(want.shape)
+        np.testing.assert_allclose(got, want, rtol=1e-4, atol=1e-5)
 
     def test_errors(self) -> None:
         conv = str(SOURCE_DIR / "examples" / "conv_relu.tile")
