@@ -197,6 +197,44 @@ class AotTest(unittest.TestCase):
                     c = np.fromfile(self.dir / "c.bin", np.float32).reshape(37, 23)
                     np.testing.assert_allclose(c, np.load(self.dir / "c_ref.npy"), rtol=1e-4, atol=1e-5)
 
+    def test_blocked_layout_buffers(self) -> None:
+        # D in nChw8c (dimension 1 blocked by 8, zero-padded 13 -> 16): the caller passes the packed
+        # buffer of conv_D_BYTES, the header says so, and the result matches the reference.
+        if not shutil.which("cc"):
+            self.skipTest("no system C compiler")
+        conv = str(SOURCE_DIR / "examples" / "conv_relu.tile")
+        shape = "f32[" + ",".join(map(str, D_SHAPE)) + "]"
+        tilec("compile", conv, "-s", f"D={shape}:nChw8c", "-s", f"K=f32[{','.join(map(str, K_SHAPE))}]",
+              "-o", str(self.dir / "convb"))
+        header = (self.dir / "convb.h").read_text()
+        n, c, h, w = D_SHAPE
+        padded = (c + 7) // 8 * 8
+        self.assertIn(f"//   D: input f32[2, 13, 11, 7], layout nChw8c, {4 * n * padded * h * w} bytes", header)
+        self.assertIn(f"#define convb_D_BYTES {4 * n * padded * h * w}", header)
+        rng = np.random.default_rng(3)
+        d = rng.uniform(-1, 1, D_SHAPE).astype(np.float32)
+        k = rng.uniform(-1, 1, K_SHAPE).astype(np.float32)
+        np.save(self.dir / "d.npy", d)
+        np.save(self.dir / "k.npy", k)
+        blocked = np.zeros((n, padded, h, w), np.float32)
+        blocked[:, :c] = d
+        blocked.reshape(n, padded // 8, 8, h, w).transpose(0, 1, 3, 4, 2).tofile(self.dir / "d.bin")
+        k.tofile(self.dir / "k.bin")
+        tilec("run", conv, "--in", "D=d.npy", "--in", "K=k.npy", "--out", "R=r_ref.npy", "--target", "ref",
+              cwd=self.dir)
+        app = APP.replace('#include "mm.h"', "").replace("conv", "convb")
+        app = app[:app.index("  float* a = read_file")] + "  return 0;\n}\n"
+        (self.dir / "app.c").write_text(app)
+        libs = ["-lpthread", "-lm"] + (["-lmvec"] if "-lmvec" in header else [])
+        build = subprocess.run(["cc", "-O2", "-Wall", "-Werror", "-o", "app", "app.c", "convb.c", "tilec_aot_runtime.c",
+                                "convb.o", *libs], cwd=self.dir, capture_output=True, text=True)
+        self.assertEqual(build.returncode, 0, build.stderr)
+        run = subprocess.run(["./app"], cwd=self.dir, capture_output=True, text=True)
+        self.assertEqual(run.returncode, 0, run.stderr)
+        want = np.load(self.dir / "r_ref.npy")
+        np.testing.assert_allclose(np.fromfile(self.dir / "r.bin", np.float32).reshape(want.shape), want,
+                                   rtol=1e-4, atol=1e-5)
+
     def test_opencl_source_and_launch_description(self) -> None:
         conv = str(SOURCE_DIR / "examples" / "conv_relu.tile")
         r = tilec("compile", conv, *self.shapes(), "--target", "opencl", "-o", str(self.dir / "conv"), "--json")
