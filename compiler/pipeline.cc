@@ -19,8 +19,15 @@ class StageRunner {
   StageRunner(const CompileOptions& options, std::vector<StageTime>& timings)
       : options_(options), timings_(timings) {}
 
+  // Where the next stages run, for options.progress.
+  void SetKernel(size_t kernel, size_t kernels) {
+    kernel_ = kernel;
+    kernels_ = kernels;
+  }
+
   template <typename F, typename P>
   auto Run(const std::string& stage, F&& run, P&& print) {
+    if (options_.progress) options_.progress(stage, kernel_, kernels_);
     auto start = std::chrono::steady_clock::now();
     auto result = run();
     std::chrono::duration<double, std::milli> ms = std::chrono::steady_clock::now() - start;
@@ -42,6 +49,8 @@ class StageRunner {
 
   const CompileOptions& options_;
   std::vector<StageTime>& timings_;
+  size_t kernel_ = 0;
+  size_t kernels_ = 0;
 };
 
 bool IsFlat(KernelKind k) {
@@ -129,7 +138,9 @@ CompiledProgram CompileProgram(const lang::Program& program, const CompileOption
   out.temporaries = plan.temporaries;
   for (const lang::TensorDecl& t : plan.new_tensors) out.program.tensors[t.name] = t;
 
-  for (KernelSpec& spec : plan.kernels) {
+  for (size_t i = 0; i < plan.kernels.size(); ++i) {
+    KernelSpec& spec = plan.kernels[i];
+    stages.SetKernel(i, plan.kernels.size());
     CompiledKernel k;
     CodegenOptions kernel_codegen = codegen;
     if (IsFlat(spec.kind)) {

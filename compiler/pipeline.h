@@ -76,6 +76,10 @@ struct CompileOptions {
   // sink that receives (stage, text). Without a sink nothing is printed.
   std::set<std::string> print_after;
   std::function<void(const std::string& stage, const std::string& text)> print_sink;
+  // Told before each stage starts: the stage, and for per-kernel stages the
+  // kernel's index and the kernel count (0 of 0 for "lower"). For progress
+  // displays; it must not throw.
+  std::function<void(const std::string& stage, size_t kernel, size_t kernels)> progress;
 };
 
 struct CompiledKernel {

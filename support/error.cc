@@ -4,7 +4,26 @@
 
 namespace tilec {
 
+void UserError::SetMoreErrors(std::vector<UserError> more) {
+  more_ = more.empty() ? nullptr : std::make_shared<const std::vector<UserError>>(std::move(more));
+}
+
+const std::vector<UserError>& UserError::more_errors() const {
+  static const std::vector<UserError> kNone;
+  return more_ ? *more_ : kNone;
+}
+
 std::string UserError::Render(int width) const {
+  std::string out = RenderOne(width);
+  if (!more_) return out;
+  size_t shown = std::min(more_->size(), static_cast<size_t>(kMaxRenderedErrors - 1));
+  for (size_t i = 0; i < shown; ++i) out += "\n" + (*more_)[i].RenderOne(width);
+  if (size_t rest = more_->size() - shown; rest > 0)
+    out += fmt::format("\n\u2026 and {} more error{}", rest, rest == 1 ? "" : "s");
+  return out;
+}
+
+std::string UserError::RenderOne(int width) const {
   if (!file_ || !span_.known()) {
     if (file_) return fmt::format("{}: error: {}", file_->name, message_);
     return fmt::format("error: {}", message_);

@@ -14,8 +14,10 @@
 
 #include <fmt/format.h>
 
+#include <memory>
 #include <stdexcept>
 #include <string>
+#include <vector>
 
 #include "support/source.h"
 
@@ -42,15 +44,27 @@ class UserError : public Error {
   // line (`^~~~` under the span), or `error: message` without a location.
   // A source line wider than `width` columns is clipped to a window of that
   // width around the caret, with `…` where text was cut.
+  // With further errors (more_errors()), they follow in reading order, at
+  // most kMaxRenderedErrors in all, then "… and N more errors".
   std::string Render() const override { return Render(kDefaultWidth); }
   virtual std::string Render(int width) const;
   static constexpr int kDefaultWidth = 160;
   static constexpr int kMinWidth = 20;
+  static constexpr int kMaxRenderedErrors = 10;
+
+  // Errors found after this one (a parser that recovers, see ParseOptions);
+  // this error stays the first, and message() and span() are its own.
+  void SetMoreErrors(std::vector<UserError> more);
+  const std::vector<UserError>& more_errors() const;
+  size_t error_count() const { return 1 + more_errors().size(); }
 
  private:
+  std::string RenderOne(int width) const;
+
   std::string message_;
   SourceFilePtr file_;
   SourceSpan span_;
+  std::shared_ptr<const std::vector<UserError>> more_;  // shared: errors are copied when thrown
 };
 
 class InternalError : public Error {

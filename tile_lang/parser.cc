@@ -68,13 +68,32 @@ bool IsPolyOp(BinaryOp op) {
 
 class Parser {
  public:
-  Parser(const SourceFilePtr& source, ParseStats* stats)
-      : source_(source), tokens_(source), stats_(stats) {}
+  Parser(const SourceFilePtr& source, ParseStats* stats, size_t max_errors = 1)
+      : source_(source), tokens_(source), stats_(stats), max_errors_(std::max<size_t>(1, max_errors)) {}
   ~Parser() {
     if (stats_) stats_->tokens_lexed = tokens_.lexed();
   }
 
   Function ParseProgram() {
+    try {
+      Function f = ParseFunction();
+      if (!errors_.empty()) ThrowCollected();
+      return f;
+    } catch (const UserError& e) {
+      if (errors_.empty()) throw;
+      errors_.push_back(e);
+      ThrowCollected();
+    }
+  }
+
+  ExprPtr ParseSingleExpr() {
+    P e = ParseTernary(Mode::Expr);
+    if (!At(TokenKind::End)) Unexpected("end of input after the expression");
+    return e.e;
+  }
+
+ private:
+  Function ParseFunction() {
     Function f;
     f.source = source_;
     if (!At(TokenKind::KwFunction)) Unexpected("'function' at the start of the program");
@@ -99,8 +118,19 @@ class Parser {
       if (At(TokenKind::RBrace)) break;
       if (At(TokenKind::End)) Unexpected(Closing(TokenKind::RBrace, brace));
       if (Accept(TokenKind::Semicolon)) continue;  // Tile allows empty statements
-      f.body.push_back(ParseStatement());
-      Expect(TokenKind::Semicolon, "';' after the statement");
+      if (max_errors_ == 1) {
+        f.body.push_back(ParseStatement());
+        Expect(TokenKind::Semicolon, "';' after the statement");
+        continue;
+      }
+      try {
+        Statement s = ParseStatement();
+        Expect(TokenKind::Semicolon, "';' after the statement");
+        f.body.push_back(std::move(s));
+      } catch (const UserError& e) {
+        errors_.push_back(e);
+        if (errors_.size() >= max_errors_ || !SkipStatement()) ThrowCollected();
+      }
     }
     Take();
     if (!At(TokenKind::End)) {
@@ -109,13 +139,33 @@ class Parser {
     return f;
   }
 
-  ExprPtr ParseSingleExpr() {
-    P e = ParseTernary(Mode::Expr);
-    if (!At(TokenKind::End)) Unexpected("end of input after the expression");
-    return e.e;
+  // ---- error recovery (ParseOptions::max_errors > 1) ------------------------
+
+  // After an error in a statement: skips past its ';' (or to the function's
+  // '}'). False when the lexer fails on the way (that error is recorded,
+  // unless it is the statement's own error thrown again): the search ends.
+  bool SkipStatement() {
+    try {
+      while (!At(TokenKind::Semicolon) && !At(TokenKind::RBrace) && !At(TokenKind::End)) Take();
+      Accept(TokenKind::Semicolon);
+      return true;
+    } catch (const UserError& e) {
+      // A lexical error re-thrown where the statement's own error was it.
+      const UserError& last = errors_.back();
+      if (e.span().begin.line != last.span().begin.line || e.span().begin.col != last.span().begin.col)
+        errors_.push_back(e);
+      return false;
+    }
   }
 
- private:
+  // Throws the first error found, with the others after it.
+  [[noreturn]] void ThrowCollected() {
+    UserError first = errors_.front();
+    first.SetMoreErrors(std::vector<UserError>(errors_.begin() + 1, errors_.end()));
+    errors_.clear();
+    throw first;
+  }
+
   // ---- tokens and diagnostics ----------------------------------------------
 
   const Token& Cur() { return tokens_.At(pos_); }
@@ -553,6 +603,8 @@ class Parser {
   SourceFilePtr source_;
   TokenStream tokens_;
   ParseStats* stats_;
+  size_t max_errors_;
+  std::vector<UserError> errors_;  // found so far, in reading order (recovery only)
   size_t pos_ = 0;
   SourceLoc prev_end_{1, 1};
   int nesting_ = 0;
@@ -560,9 +612,9 @@ class Parser {
 
 }  // namespace
 
-Function Parse(const SourceFilePtr& source, ParseStats* stats) {
+Function Parse(const SourceFilePtr& source, ParseStats* stats, const ParseOptions& options) {
   TILEC_CHECK(source != nullptr);
-  return Parser(source, stats).ParseProgram();
+  return Parser(source, stats, options.max_errors).ParseProgram();
 }
 
 ExprPtr ParseExpr(const SourceFilePtr& source, ParseStats* stats) {

@@ -10,6 +10,9 @@
 #include <llvm/ExecutionEngine/Orc/LLJIT.h>
 #include <llvm/ExecutionEngine/Orc/ThreadSafeModule.h>
 #include <llvm/IR/LLVMContext.h>
+#include <llvm/IR/LegacyPassManager.h>
+#include <llvm/MC/TargetRegistry.h>
+#include <llvm/Support/raw_ostream.h>
 #include <llvm/IR/Module.h>
 #include <llvm/Passes/PassBuilder.h>
 #include <llvm/Support/DynamicLibrary.h>
@@ -204,6 +207,27 @@ std::vector<void*> Jit::Compile(std::unique_ptr<llvm::LLVMContext> context,
   std::string compiled = impl_->objects.Take(name);
   if (object) *object = std::move(compiled);
   return addresses;
+}
+
+std::string Jit::EmitObject(llvm::Module& module) {
+  std::lock_guard<std::mutex> lock(impl_->mutex);
+  Optimize(module);
+  // A machine of its own: the JIT's code is not position-independent, an
+  // application's (PIE) executable needs it to be.
+  std::string error;
+  const llvm::Target* target = llvm::TargetRegistry::lookupTarget(impl_->triple, error);
+  if (!target) throw DeviceError(fmt::format("LLVM: no target for {}: {}", impl_->triple, error));
+  std::unique_ptr<llvm::TargetMachine> machine(target->createTargetMachine(
+      impl_->triple, impl_->cpu, impl_->features, llvm::TargetOptions(), llvm::Reloc::PIC_, std::nullopt,
+      llvm::CodeGenOptLevel::Aggressive));
+  if (!machine) throw DeviceError(fmt::format("LLVM: cannot create a target machine for {}", impl_->triple));
+  llvm::SmallVector<char, 0> buffer;
+  llvm::raw_svector_ostream out(buffer);
+  llvm::legacy::PassManager passes;
+  if (machine->addPassesToEmitFile(passes, out, nullptr, llvm::CodeGenFileType::ObjectFile))
+    throw DeviceError(fmt::format("LLVM: {} cannot emit object files", impl_->triple));
+  passes.run(module);
+  return std::string(buffer.begin(), buffer.end());
 }
 
 std::vector<void*> Jit::Load(const std::string& object, const std::vector<std::string>& symbols) {

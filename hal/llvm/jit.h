@@ -50,6 +50,11 @@ class Jit {
                              std::unique_ptr<llvm::Module> module,
                              const std::vector<std::string>& symbols, std::string* object = nullptr);
 
+  // Optimizes `module` as Compile does and returns it as a relocatable,
+  // position-independent ELF object for the host CPU (its name and features),
+  // for ahead-of-time use: linked into an application with no JIT.
+  std::string EmitObject(llvm::Module& module);
+
   // Links an object file Compile produced before (in any process, on this
   // host CPU) and returns the addresses of `symbols`. DeviceError if the
   // object does not load or lacks a symbol.

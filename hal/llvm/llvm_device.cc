@@ -234,6 +234,15 @@ KernelCacheStats LlvmDevice::kernel_cache_stats() const {
   return {impl_->disk_hits.load(), impl_->disk_misses.load()};
 }
 
+std::string LlvmDevice::EmitObject(const compiler::CompiledProgram& program) {
+  EmitOptions options = impl_->Options();
+  for (const compiler::CompiledKernel& k : program.kernels)
+    options.local_sizes[k.code.function.name] = k.code.local;
+  llvm::LLVMContext context;
+  std::unique_ptr<llvm::Module> module = EmitLLVM(program.Module(), context, options);
+  return impl_->jit.EmitObject(*module);
+}
+
 std::unique_ptr<Executable> LlvmDevice::Build(const compiler::CompiledProgram& program) {
   EmitOptions options = impl_->Options();
   for (const compiler::CompiledKernel& k : program.kernels)

@@ -50,6 +50,12 @@ class LlvmDevice final : public hal::Device {
   void SetKernelCache(std::shared_ptr<const KernelCache> cache) override;
   KernelCacheStats kernel_cache_stats() const override;
 
+  // The program's kernels as a position-independent object file for the
+  // host CPU, the same optimized code Build runs: kernel K's entry point is
+  // the symbol GroupFunctionName(K) (a GroupFn, see emit_llvm.h). For
+  // ahead-of-time output; nothing is cached.
+  std::string EmitObject(const compiler::CompiledProgram& program);
+
   int threads() const;                 // of the launch pool, the caller included
   // Launches that used more than the calling thread. A kernel with at most
   // 64Ki iteration points and 256 KiB of buffers runs on the caller alone.

@@ -96,17 +96,38 @@ class CliTest(unittest.TestCase):
             self.assertIn(text, r.stdout)
 
     def test_help_on_every_subcommand(self) -> None:
-        for sub, options in [("check", ["-s,--shape", "--layout", "nChw16c"]),
-                             ("run", ["--in", "--out", "--target", "--random-inputs", "--seed", "ref", "--layout"]),
-                             ("bench", ["--target", "--runs", "--warmup", "--seed", "--json", "--tile", "--rank",
-                                        "--layout", "full index box", "multiply-accumulate"]),
-                             ("compile", ["-s,--shape", "--layout", "--emit", "llvm-opt", "--device"])]:
-            r = run(sub, "--help")
-            self.assertExit(r, 0)
-            self.assertIn(f"tilec {sub}", r.stdout)
-            self.assertIn("Exit codes", r.stdout)
-            for option in options:
-                self.assertIn(option, r.stdout)
+        shared = ["-s,--shape", "--layout"]
+        kernel = ["--tile", "--rank", "--vector", "--vector-rows", "--no-tuning-cache"]
+        for sub, options in [("check", [*shared, "nChw16c", "--json"]),
+                             ("run", ["--in", "--out", "--target", "--random-inputs", "--seed", "ref", "--check",
+                                      "--json", *shared, *kernel]),
+                             ("bench", ["--target", "--runs", "--warmup", "--seed", "--json", *shared, *kernel,
+                                        "full index box", "multiply-accumulate", "ref"]),
+                             ("compile", [*shared, "--emit", "llvm-opt", "--target", "--json", *kernel]),
+                             ("explain", [*shared, "--target", "--hw", *kernel]),
+                             ("devices", ["--json"]),
+                             ("layout", ["-s,--shape", "--form"]),
+                             ("cache", ["info", "list", "clear"]),
+                             ("tune", [*shared, "--target", "--trials", "--budget", "--seed", "--show"])]:
+            with self.subTest(sub=sub):
+                r = run(sub, "--help")
+                self.assertExit(r, 0)
+                self.assertIn(f"tilec {sub}", r.stdout)
+                self.assertIn("Exit codes", r.stdout)
+                self.assertRegex(r.stdout, r"Examples?:\n  tilec " + sub)
+                for option in options:
+                    self.assertIn(option, r.stdout)
+                # The old spelling of --target is accepted but not shown.
+                self.assertNotIn("--device", r.stdout)
+                if "--target" in options:
+                    self.assertIn("--target NAME=llvm", r.stdout)
+
+    def test_every_subcommand_has_one_help_line(self) -> None:
+        r = run("--help")
+        self.assertExit(r, 0)
+        listed = re.findall(r"^  (\w+) {2,}\S", r.stdout.split("Subcommands:")[1].split("Exit codes")[0], re.M)
+        self.assertEqual(listed, ["check", "run", "compile", "explain", "devices", "bench", "layout", "cache", "tune"])
+        self.assertIn("-q,--quiet", r.stdout)
 
     def test_usage_errors_exit_2(self) -> None:
         cases = [
@@ -216,7 +237,8 @@ class CliTest(unittest.TestCase):
     def test_unknown_target(self) -> None:
         r = self.run_matmul("--in", f"B={self.path('b.npy')}", "--target", "x")
         self.assertExit(r, 1)
-        self.assertIn("unknown target 'x' (available: ref, opencl", r.stderr)
+        self.assertIn("error: --target x: unknown device 'x' (available: llvm:cpu", r.stderr)
+        self.assertIn("'ref' is the reference evaluator", r.stderr)
 
     def test_out_for_a_non_output(self) -> None:
         r = self.run_matmul("--in", f"B={self.path('b.npy')}", "--out", f"A={self.path('x.npy')}")
@@ -429,6 +451,143 @@ class CliTest(unittest.TestCase):
         self.assertExit(r, 2)
         self.assertIn("bad shape in 'D=f32[1,8,8:nhwc'", r.stderr)
 
+    # --- progress line ------------------------------------------------------------------------
+
+    def run_on_terminal(self, *args: str) -> tuple[int, str]:
+        """Runs tilec with stderr (and stdout) on a pseudo-terminal; returns the exit code and all output."""
+        import pty
+        pid, fd = pty.fork()
+        if pid == 0:
+            os.execv(TILEC, [TILEC, *args])
+        chunks = []
+        while True:
+            try:
+                data = os.read(fd, 65536)
+            except OSError:
+                break
+            if not data:
+                break
+            chunks.append(data)
+        _, status = os.waitpid(pid, 0)
+        os.close(fd)
+        return os.waitstatus_to_exitcode(status), b"".join(chunks).decode("utf-8", "replace")
+
+    def test_progress_line_on_a_terminal_only(self) -> None:
+        # --progress-delay 0 (hidden) shows the line at once, so no test depends on timing.
+        args = ["run", self.path("matmul.tile"), "--random-inputs", "-s", "A=f32[9,7]", "-s", "B=f32[7,5]", "--check"]
+        code, out = self.run_on_terminal("--progress-delay", "0", *args)
+        self.assertEqual(code, 0, out)
+        self.assertIn("\r\x1b[Ktilec: compile: lower", out)
+        self.assertIn("tilec: compile: tiles, kernel 1 of 1", out)
+        self.assertIn("tilec: check: the reference evaluator", out)
+        # The line is erased before the results are printed.
+        self.assertIn("\r\x1b[KC: f32[9, 5]", out)
+        code, out = self.run_on_terminal("--progress-delay", "0", "compile", self.path("matmul.tile"), "-s",
+                                         "A=f32[9,7]", "-s", "B=f32[7,5]", "--emit", "llvm")
+        self.assertEqual(code, 0, out)
+        self.assertIn("tilec: compile: sem, kernel 1 of 1", out)
+        # -q: none, on a terminal too; and none when stderr is not a terminal.
+        code, out = self.run_on_terminal("-q", "--progress-delay", "0", *args)
+        self.assertEqual(code, 0, out)
+        self.assertNotIn("tilec:", out)
+        self.assertNotIn("\x1b[K", out)
+        r = run("--progress-delay", "0", *args)
+        self.assertExit(r, 0)
+        self.assertEqual(r.stderr, "")
+
+    # --- --json -------------------------------------------------------------------------------
+
+    def json_of(self, *args: str, code: int = 0) -> dict:
+        r = run(*args)
+        self.assertExit(r, code)
+        return json.loads(r.stdout)
+
+    def test_run_json_with_check(self) -> None:
+        conv = str(SOURCE_DIR / "examples" / "conv_relu.tile")
+        j = self.json_of("run", conv, "--random-inputs", "-s", "D=f32[1,9,7,5]:nhwc", "-s", "K=f32[3,3,6,5]",
+                         "--check", "--json")
+        self.assertEqual((j["target"], j["device"]), ("llvm", "llvm:cpu"))
+        [out] = j["outputs"]
+        self.assertEqual((out["name"], out["dtype"], out["shape"], out["layout"]), ("R", "f32", [1, 9, 7, 6], "row-major"))
+        self.assertEqual(out["check"]["verdict"], "OK")
+        self.assertEqual(out["check"]["mismatches"], 0)
+        self.assertLessEqual(out["check"]["max_abs_error"], 1e-4)
+        self.assertGreaterEqual(out["min"], 0)  # ReLU
+        self.assertEqual(j["check"], {"rtol": 1e-4, "atol": 1e-5, "verdict": "OK"})
+        self.assertIn("bind", j["timings_ms"])
+        # A mismatch: still valid JSON on stdout, the error on stderr, exit 1.
+        r = run("run", self.path("matmul.tile"), "--random-inputs", "-s", "A=f32[64,64]", "-s", "B=f32[64,64]",
+                "--check", "--rtol", "0", "--atol", "0", "--json")
+        self.assertExit(r, 1)
+        j = json.loads(r.stdout)
+        self.assertEqual(j["check"]["verdict"], "MISMATCH")
+        first = j["outputs"][0]["check"]["first_mismatch"]
+        self.assertNotEqual(first["got"], first["expected"])
+        self.assertIn("error: --check: 1 of 1 outputs differ", r.stderr)
+        # Outputs written to files say where; the reference target has no device.
+        j = self.json_of("run", self.path("two.tile"), "--random-inputs", "-s", "A=i32[4]", "--target", "ref",
+                         "--out", f"B={self.path('jb.npy')}", "--json")
+        self.assertEqual(j["device"], "ref")
+        self.assertEqual([o["name"] for o in j["outputs"]], ["B", "C"])
+        self.assertEqual(j["outputs"][0]["file"], self.path("jb.npy"))
+        self.assertNotIn("file", j["outputs"][1])
+        self.assertTrue((self.dir / "jb.npy").exists())
+
+    def test_check_json(self) -> None:
+        conv = str(SOURCE_DIR / "examples" / "conv_relu.tile")
+        j = self.json_of("check", conv, "-s", "D=f32[1,8,8,4]:nChw4c", "-s", "K=f32[3,3,4,4]", "--layout", "R=nhwc",
+                         "--json")
+        self.assertEqual((j["inputs"], j["outputs"]), (["D", "K"], ["R"]))
+        tensors = {t["name"]: t for t in j["tensors"]}
+        self.assertEqual(tensors["D"], {"name": "D", "role": "input", "dtype": "f32", "shape": [1, 8, 8, 4],
+                                        "layout": "nChw4c"})
+        self.assertEqual(tensors["R"]["layout"], "nhwc")
+        self.assertEqual(tensors["O"]["role"], "temporary")
+        self.assertEqual([t["name"] for t in j["tensors"]][:3], ["D", "K", "R"])
+
+    def test_compile_json(self) -> None:
+        conv = str(SOURCE_DIR / "examples" / "conv_relu.tile")
+        shapes = ["-s", "D=f32[1,9,7,5]", "-s", "K=f32[3,3,6,5]"]
+        for target, emit, marker in [("llvm", "llvm", "define"), ("opencl", "cl", "__kernel"),
+                                     ("llvm", "kernels", "// ----- forms")]:
+            with self.subTest(target=target, emit=emit):
+                j = self.json_of("compile", conv, *shapes, "--target", target, "--emit", emit, "--json")
+                self.assertEqual(j["target"], target)
+                self.assertEqual(j["emit"], emit)
+                self.assertIn(marker, j["text"])
+                self.assertGreaterEqual(len(j["kernels"]), 1)
+                for k in j["kernels"]:
+                    self.assertRegex(k["name"], r"^kernel_\d+$")
+                    self.assertIn(k["form"], ["flat", "vector", "elementwise"])
+                    self.assertEqual(len(k["global"]), 3)
+                    self.assertEqual(len(k["local"]), 3)
+                    for g, l in zip(k["global"], k["local"]):
+                        self.assertEqual(g % l, 0)
+                    if k["form"] == "flat":
+                        self.assertIsInstance(k["tile"], list)
+                self.assertIn("R", j["kernels"][-1]["outputs"])
+
+    def test_devices_json(self) -> None:
+        j = self.json_of("devices", "--json")
+        self.assertEqual(j["default"], "llvm")
+        ids = [d["id"] for d in j["devices"]]
+        self.assertEqual(ids[0], "llvm:cpu")
+        cpu = j["devices"][0]
+        self.assertIsInstance(cpu["hardware_model"]["threads"], int)
+        self.assertIs(cpu["hardware_model"]["local_memory_managed"], False)
+        self.assertEqual(len(cpu["hardware_model"]["max_work_item_sizes"]), 3)
+        self.assertTrue(any(i.startswith("opencl:") for i in ids), ids)
+
+    def test_old_device_option_is_an_alias(self) -> None:
+        conv = str(SOURCE_DIR / "examples" / "conv_relu.tile")
+        shapes = ["-s", "D=f32[1,9,7,5]", "-s", "K=f32[3,3,6,5]", "--emit", "kernels"]
+        new = run("compile", conv, *shapes, "--target", "opencl")
+        old = run("compile", conv, *shapes, "--device", "opencl")
+        self.assertExit(new, 0)
+        self.assertEqual(new.stdout, old.stdout)
+        # The default is the default device (llvm), as for run and bench.
+        self.assertEqual(run("compile", conv, *shapes).stdout, run("compile", conv, *shapes, "--target", "llvm").stdout)
+
     # --- tilec bench --------------------------------------------------------------------------
 
     def bench(self, *extra: str) -> subprocess.CompletedProcess:
@@ -487,7 +646,7 @@ class CliTest(unittest.TestCase):
         cases = [
             (["--runs", "0"], 2, "--runs: must be at least 1, got 0"),
             (["--warmup", "-1"], 2, "--warmup: must be 0 or more, got -1"),
-            (["--target", "bogus"], 1, "error: --target bogus: unknown device 'bogus' (available: "),
+            (["--target", "bogus"], 1, "error: --target bogus: unknown device 'bogus' (available: llvm:cpu"),
             (["--target", "ref", "--tile", "kernel_0=1,1,1"], 1, "the reference target 'ref' has no kernels"),
             (["--target", "opencl", "--tile", "kernel_7=1,1,1"], 1, "--tile kernel_7: the program has no kernel"),
             (["--target", "opencl", "--rank", "kernel_0=x"], 1, "--rank kernel_0=x: 'x' is not a candidate rank"),

@@ -387,3 +387,96 @@ TEST(ParseErrorsTest, LongLinesAreClippedAroundTheCaret) {
 
 }  // namespace
 }  // namespace tilec::lang
+
+namespace tilec::lang {
+namespace {
+
+// The error of `program` (which must fail to parse) with `max_errors`.
+UserError ErrorOf(const std::string& program, size_t max_errors) {
+  ParseOptions options;
+  options.max_errors = max_errors;
+  try {
+    Parse(MakeSource("many.tile", program), nullptr, options);
+  } catch (const UserError& e) {
+    return e;
+  }
+  ADD_FAILURE() << "parsed without error";
+  return UserError("none");
+}
+
+const char* kThreeErrors =
+    "function (A[N]) -> (B) {\n"
+    "  B = A +* 1;\n"
+    "  C = A + ;\n"
+    "  D = (A;\n"
+    "  B = A + 1;\n"
+    "}\n";
+
+TEST(ParseErrorsTest, ByDefaultOnlyTheFirstError) {
+  UserError e = ErrorOf(kThreeErrors, 1);
+  EXPECT_EQ(e.error_count(), 1u);
+  EXPECT_EQ(e.Render(),
+            "many.tile:2:10: error: expected an expression, found '*'\n"
+            "  B = A +* 1;\n"
+            "         ^");
+}
+
+TEST(ParseErrorsTest, RecoveryFindsErrorsInReadingOrder) {
+  UserError e = ErrorOf(kThreeErrors, 100);
+  ASSERT_EQ(e.error_count(), 3u);
+  EXPECT_EQ(e.span().begin.line, 2);  // the first error stays the error
+  EXPECT_EQ(e.more_errors()[0].span().begin.line, 3);
+  EXPECT_EQ(e.more_errors()[1].span().begin.line, 4);
+  EXPECT_EQ(e.Render(),
+            "many.tile:2:10: error: expected an expression, found '*'\n"
+            "  B = A +* 1;\n"
+            "         ^\n"
+            "many.tile:3:11: error: expected an expression, found ';'\n"
+            "  C = A + ;\n"
+            "          ^\n"
+            "many.tile:4:9: error: expected ')' to close '(' at 4:7, found ';'\n"
+            "  D = (A;\n"
+            "        ^");
+  // The limit stops the search.
+  EXPECT_EQ(ErrorOf(kThreeErrors, 2).error_count(), 2u);
+  // A correct program still parses with recovery on.
+  ParseOptions options;
+  options.max_errors = 100;
+  EXPECT_EQ(Parse(MakeSource("ok.tile", "function (A) -> (B) { B = A + 1; C = B; }"), nullptr, options).body.size(),
+            2u);
+}
+
+TEST(ParseErrorsTest, AtMostTenErrorsAreRenderedThenACount) {
+  std::string program = "function (A) -> (B) {\n";
+  for (int i = 0; i < 37; ++i) program += "  B = A +* 1;\n";
+  program += "}\n";
+  UserError e = ErrorOf(program, 1000);
+  EXPECT_EQ(e.error_count(), 37u);
+  std::string rendered = e.Render();
+  size_t shown = 0;
+  for (size_t pos = 0; (pos = rendered.find(": error: ", pos)) != std::string::npos; ++pos) ++shown;
+  EXPECT_EQ(shown, static_cast<size_t>(UserError::kMaxRenderedErrors));
+  EXPECT_NE(rendered.find("many.tile:11:10: error:"), std::string::npos);
+  EXPECT_EQ(rendered.find("many.tile:12:10: error:"), std::string::npos);
+  EXPECT_EQ(rendered.substr(rendered.rfind('\n') + 1), "\u2026 and 27 more errors");
+  // One more than shown: singular.
+  program = "function (A) -> (B) {\n";
+  for (int i = 0; i < 11; ++i) program += "  B = A +* 1;\n";
+  EXPECT_EQ(ErrorOf(program + "}\n", 1000).Render().substr(ErrorOf(program + "}\n", 1000).Render().rfind('\n') + 1),
+            "\u2026 and 1 more error");
+}
+
+TEST(ParseErrorsTest, RecoveryGoesPastLexicalErrors) {
+  UserError e = ErrorOf("function (A) -> (B) {\n  B = A +* 1;\n  C = A @ 1;\n  D = A +* 2;\n}\n", 100);
+  ASSERT_EQ(e.error_count(), 3u);
+  EXPECT_EQ(e.more_errors()[0].message(), "unexpected character '@'");
+  EXPECT_EQ(e.more_errors()[1].span().begin.line, 4);
+  // An error outside any statement (the missing '}') is the last one.
+  e = ErrorOf("function (A) -> (B) {\n  B = A +* 1;\n  B = A + 1;\n", 100);
+  ASSERT_EQ(e.error_count(), 2u);
+  EXPECT_NE(e.more_errors()[0].message().find("unexpected end of input"), std::string::npos)
+      << e.more_errors()[0].message();
+}
+
+}  // namespace
+}  // namespace tilec::lang

@@ -17,6 +17,8 @@
 #include "tools/tilec/bench_util.h"
 #include "tools/tilec/common.h"
 #include "tools/tilec/tuning_flags.h"
+#include "tools/tilec/json.h"
+#include "tools/tilec/targets.h"
 
 namespace tilec::tools {
 namespace {
@@ -25,16 +27,12 @@ struct BenchOptions {
   std::string file;
   std::vector<std::string> shapes;
   std::vector<std::string> layouts;
-  std::string target;  // empty: DefaultDeviceId()
+  std::string target;  // set by AddTargetOption: kDefaultTarget
   int runs = 20;
   int warmup = 3;
   uint64_t seed = 1;
   bool json = false;
-  std::vector<std::string> tiles;  // KERNEL=T0,T1,…
-  std::vector<std::string> ranks;  // KERNEL=K
-  int vector = 1;                  // 0: no vector form
-  int64_t vector_rows = 0;         // 0: automatic
-  bool no_tuning_cache = false;
+  KernelOptions kernel;
 };
 
 struct KernelTime {
@@ -85,44 +83,21 @@ std::map<std::string, lang::Tensor> RandomInputs(const lang::Program& program, u
   return inputs;
 }
 
-std::shared_ptr<hal::Device> OpenTarget(const std::string& target) {
-  try {
-    return hal::OpenDevice(target);
-  } catch (const UserError& e) {
-    TILEC_USER_ERROR("--target {}: {}; 'ref' times the reference evaluator", target, e.message());
-  }
-}
-
-// Every kernel named by --tile or --rank must exist.
-void CheckKernelNames(const compiler::CompileOptions& options, const runtime::Program& compiled) {
-  std::vector<std::string> names;
-  for (const compiler::CompiledKernel& k : compiled.compiled().kernels) names.push_back(k.spec.name);
-  auto check = [&](const std::string& option, const std::string& kernel) {
-    if (std::find(names.begin(), names.end(), kernel) == names.end())
-      TILEC_USER_ERROR(
-          "{} {}: the program has no kernel '{}' (kernels: {}; see tilec compile --emit kernels)", option,
-          kernel, kernel, JoinNames(names));
-  };
-  for (const auto& [kernel, tile] : options.forced_tiles) check("--tile", kernel);
-  for (const auto& [kernel, rank] : options.candidate_rank) check("--rank", kernel);
-}
-
 BenchResult BenchDevice(const BenchOptions& opts, const std::string& target, const lang::Program& program,
                         const std::map<std::string, lang::Tensor>& inputs, const GlobalOptions& global) {
   BenchResult r;
-  std::shared_ptr<hal::Device> device = Timed(global, "open device", [&] { return OpenTarget(target); });
+  // A device of its own, without the disk cache of kernels: the compile time is a real compile.
+  std::shared_ptr<hal::Device> device = Timed(global, "open device", [&] {
+    return OpenTargetDevice(target, /*with_ref=*/true, /*shared=*/false);
+  });
   r.device = device->id();
   compiler::CompileOptions options;
-  options.forced_tiles = ParseTileArgs(opts.tiles, "--tile");
-  options.candidate_rank = ParseRankArgs(opts.ranks, "--rank");
-  options.vectorize = opts.vector != 0;
-  options.vector_rows = opts.vector_rows;
-  if (opts.no_tuning_cache) options.tuned = std::map<std::string, compiler::KernelConfig>{};
+  ApplyKernelOptions(opts.kernel, options);
   Clock::time_point start = Clock::now();
   runtime::Program compiled = runtime::Program::Compile(program, device, options);
   r.compile_ms = MsSince(start);
   if (global.verbose >= 1) fmt::print(stderr, "tilec: compile and build: {:.2f} ms\n", r.compile_ms);
-  CheckKernelNames(options, compiled);
+  CheckKernelNames(options, compiled.compiled());
   LogTunedKernels(global, compiled.compiled());
   Timed(global, "upload", [&] { compiled.Upload(inputs); });
 
@@ -146,7 +121,7 @@ BenchResult BenchDevice(const BenchOptions& opts, const std::string& target, con
 
 BenchResult BenchReference(const BenchOptions& opts, const lang::Program& program,
                            const std::map<std::string, lang::Tensor>& inputs) {
-  if (!opts.tiles.empty() || !opts.ranks.empty())
+  if (!opts.kernel.empty())
     TILEC_USER_ERROR(
         "--tile and --rank choose compiled kernels' tiles; the reference target 'ref' has no kernels");
   BenchResult r;
@@ -168,43 +143,15 @@ std::string Scaled(double v, std::string_view unit) {
   return fmt::format("{:.3g} {}{}", v, kPrefixes[p], unit);
 }
 
-// A JSON string literal.
-std::string Json(std::string_view s) {
-  std::string out = "\"";
-  for (char c : s) {
-    switch (c) {
-      case '"':
-        out += "\\\"";
-        break;
-      case '\\':
-        out += "\\\\";
-        break;
-      case '\n':
-        out += "\\n";
-        break;
-      case '\t':
-        out += "\\t";
-        break;
-      default:
-        if (static_cast<unsigned char>(c) < 0x20) {
-          out += fmt::format("\\u{:04x}", static_cast<int>(c));
-        } else {
-          out += c;
-        }
-    }
-  }
-  return out + "\"";
-}
-
 std::string ToJson(const BenchOptions& opts, const BenchResult& r) {
   std::vector<std::string> kernels;
   for (const KernelTime& k : r.kernels)
-    kernels.push_back(fmt::format("{{\"name\": {}, \"median_ms\": {}}}", Json(k.name), k.median_ms));
+    kernels.push_back(fmt::format("{{\"name\": {}, \"median_ms\": {}}}", JsonQuote(k.name), k.median_ms));
   return fmt::format(
       "{{\"file\": {}, \"target\": {}, \"device\": {}, \"runs\": {}, \"warmup\": {}, \"compile_ms\": {}, "
       "\"median_ms\": {}, \"min_ms\": {}, \"mean_ms\": {}, \"max_ms\": {}, \"flops\": {}, \"bytes\": {}, "
       "\"gflops\": {}, \"gbps\": {}, \"kernels\": [{}]}}\n",
-      Json(opts.file), Json(r.target), Json(r.device), r.time.runs, r.warmup, r.compile_ms, r.time.median_ms,
+      JsonQuote(opts.file), JsonQuote(r.target), JsonQuote(r.device), r.time.runs, r.warmup, r.compile_ms, r.time.median_ms,
       r.time.min_ms, r.time.mean_ms, r.time.max_ms, r.work.flops, r.work.bytes,
       PerSecond(r.work.flops, r.time.median_ms) / 1e9, PerSecond(r.work.bytes, r.time.median_ms) / 1e9,
       fmt::join(kernels, ", "));
@@ -231,7 +178,7 @@ void RunBench(const BenchOptions& opts, const GlobalOptions& global) {
     throw CLI::ValidationError("--warmup", fmt::format("must be 0 or more, got {}", opts.warmup));
   SourceFilePtr source = ReadSourceFile(opts.file);
   ShapeLayoutArgs args = ParseShapeLayoutArgs(opts.shapes, opts.layouts);
-  lang::ast::Function f = Timed(global, "parse", [&] { return lang::Parse(source); });
+  lang::ast::Function f = Timed(global, "parse", [&] { return ParseSource(source); });
   std::vector<std::string> inputs;
   for (const auto& in : f.inputs) inputs.push_back(in.name);
   for (const auto& [name, shape] : args.shapes)
@@ -247,8 +194,8 @@ void RunBench(const BenchOptions& opts, const GlobalOptions& global) {
   std::map<std::string, lang::Tensor> data =
       Timed(global, "random inputs", [&] { return RandomInputs(program, opts.seed); });
 
-  std::string target = opts.target.empty() ? DefaultDeviceId() : opts.target;
-  BenchResult r = target == "ref" ? BenchReference(opts, program, data)
+  const std::string& target = opts.target;
+  BenchResult r = IsReferenceTarget(target) ? BenchReference(opts, program, data)
                                   : BenchDevice(opts, target, program, data, global);
   r.target = target;
   r.warmup = opts.warmup;
@@ -262,9 +209,8 @@ Command AddBenchCommand(CLI::App& parent, const GlobalOptions& global) {
   auto opts = std::make_shared<BenchOptions>();
   CLI::App* app = parent.add_subcommand(
       "bench", "Time a compiled program: median and min wall time, GFLOP/s, GB/s, per-kernel device time");
-  app->footer(
-      std::string(kExitCodesHelp) +
-      "\n\nThe program is compiled once and its random inputs (as tilec run --random-inputs makes them)\n"
+  app->footer(Footer(
+      "The program is compiled once and its random inputs (as tilec run --random-inputs makes them)\n"
       "are uploaded once; then W warm-up and N timed executions of the whole program (every kernel)\n"
       "run back to back, each timed with a steady clock around the launches (inputs stay on the\n"
       "device; outputs are not read back). Per-kernel times are the device's own timers.\n\n"
@@ -279,37 +225,21 @@ Command AddBenchCommand(CLI::App& parent, const GlobalOptions& global) {
       "Examples:\n"
       "  tilec bench examples/conv_relu.tile -s D=f32[1,56,56,64] -s K=f32[3,3,64,64]\n"
       "  tilec bench examples/matmul.tile -s A=f32[512,512] -s B=f32[512,512] --runs 50 --json\n"
-      "  tilec bench examples/matmul.tile -s 'A=f32[512,512]:order(1,0)' -s B=f32[512,512] --target opencl");
+      "  tilec bench examples/matmul.tile -s 'A=f32[512,512]:order(1,0)' -s B=f32[512,512] --target opencl"));
   app->add_option("file", opts->file, "Tile source file")->required()->type_name("FILE.tile");
   AddShapeLayoutOptions(app, opts->shapes, opts->layouts);
-  app->add_option(
-         "--target", opts->target,
-         "Where to run: 'ref' (the reference evaluator; slow) or a device id ('opencl', 'opencl:0:0', "
-         "'llvm'; see tilec devices). Default: 'llvm' when this build has an llvm device, else 'opencl'")
-      ->type_name("T");
+  AddTargetOption(app, opts->target, "to time", /*with_ref=*/true);
   app->add_option("--runs", opts->runs, "Timed executions (at least 1)")
       ->capture_default_str()
       ->type_name("N");
   app->add_option("--warmup", opts->warmup, "Untimed executions first")
       ->capture_default_str()
       ->type_name("W");
-  app->add_option("--seed", opts->seed, "Seed of the random inputs (input i uses SEED + i)")
-      ->capture_default_str();
-  app->add_flag(
-      "--json", opts->json,
-      "Print one JSON object: median_ms, min_ms, mean_ms, max_ms, gflops, gbps, flops, bytes, runs, "
-      "warmup, target, device, file, compile_ms, kernels [{name, median_ms}]");
-  app->add_option("--tile", opts->tiles, "Force a kernel's tile, e.g. --tile kernel_0=8,32,2,3,16,2,2")
-      ->check(NameValueValidator())
-      ->type_name("KERNEL=SIZES")
-      ->allow_extra_args(false);
-  AddVectorOptions(app, opts->vector, opts->vector_rows);
-  AddNoTuningCacheFlag(app, opts->no_tuning_cache);
-  app->add_option("--rank", opts->ranks,
-                  "Use a kernel's K-th best tile candidate (0: the best), e.g. --rank kernel_0=2")
-      ->check(NameValueValidator())
-      ->type_name("KERNEL=K")
-      ->allow_extra_args(false);
+  AddSeedOption(app, opts->seed);
+  AddJsonFlag(app, opts->json,
+              "median_ms, min_ms, mean_ms, max_ms, gflops, gbps, flops, bytes, runs, warmup, target, device, "
+              "file, compile_ms, kernels [{name, median_ms}]");
+  AddKernelOptions(app, opts->kernel);
   return {app, [opts, &global] { RunBench(*opts, global); }};
 }
 

@@ -26,7 +26,7 @@ void PrintInfo(const hal::KernelCache& cache) {
 Command AddCacheCommand(CLI::App& parent, const GlobalOptions& global) {
   CLI::App* app = parent.add_subcommand(
       "cache", "Show or clear the disk cache of compiled kernels (TILEC_CACHE_DIR, TILEC_CACHE=0)");
-  app->footer(std::string(kExitCodesHelp));
+  app->footer(Footer("Examples:\n  tilec cache info\n  tilec cache list\n  tilec cache clear"));
   app->require_subcommand(1);
   CLI::App* info = app->add_subcommand("info", "Directory, state, entry count and size");
   CLI::App* list = app->add_subcommand("list", "One line per entry: name, bytes, seconds since last use");

@@ -1,17 +1,23 @@
 // `tilec compile FILE -s … --emit STAGE` prints one stage of the kernel
-// pipeline; `tilec explain FILE -s …` prints the seed-style tables (flat
-// table, constraints, post-ops, tile-search log, chosen tile, thread and read
-// plans); `tilec devices` lists the devices and their hardware models.
+// pipeline (or, with --json, the kernels and the stage as JSON; with -o,
+// writes ahead-of-time output, see aot.h); `tilec explain FILE -s …` prints
+// the seed-style tables (flat table, constraints, post-ops, tile-search log,
+// chosen tile, thread and read plans); `tilec devices` lists the devices and
+// their hardware models.
+#include <algorithm>
 #include <memory>
 
 #include "compiler/pipeline.h"
 #include "hal/hal.h"
 #include "hal/llvm/llvm_device.h"
-#include "runtime/program.h"
 #include "tile_lang/binder.h"
 #include "tile_lang/parser.h"
+#include "tools/tilec/aot.h"
 #include "tools/tilec/common.h"
 #include "tools/tilec/tuning_flags.h"
+#include "tools/tilec/json.h"
+#include "tools/tilec/progress.h"
+#include "tools/tilec/targets.h"
 
 namespace tilec::tools {
 namespace {
@@ -21,33 +27,43 @@ struct CompileOptions {
   std::vector<std::string> shapes;
   std::vector<std::string> layouts;  // --layout NAME=SPEC
   std::string emit = "sem";
-  std::string device;  // empty: llvm for --emit llvm/llvm-opt, else opencl
-  std::string hw = "device";  // or "seed"
-  std::vector<std::string> tiles;  // KERNEL=T0,T1,…
-  int local = -1;                  // -1: the device's choice
+  std::string target;                // set by AddTargetOption: kDefaultTarget
+  bool target_given = false;         // --target (or --device) on the command line
+  std::string hw = "device";         // or "seed"
+  KernelOptions kernel;
+  int local = -1;                    // -1: the device's choice
   bool full_search = false;
-  int vector = 1;                  // 0: no vector form
-  int64_t vector_rows = 0;         // 0: automatic
-  bool no_tuning_cache = false;
+  bool json = false;
+  std::string output;                // -o NAME: ahead-of-time output instead of a printed stage
 };
 
-compiler::CompileOptions MakeOptions(const CompileOptions& o, const compiler::HardwareModel& hw) {
-  compiler::CompileOptions c;
-  c.hw = hw;
-  if (o.local >= 0) c.use_local = o.local != 0;
-  c.search.fast = !o.full_search;
-  if (o.full_search) c.search.max_scored = int64_t{1} << 20;
-  c.forced_tiles = ParseTileArgs(o.tiles, "--tile");
-  c.vectorize = o.vector != 0;
-  c.vector_rows = o.vector_rows;
-  return c;
-}
-
-lang::Program BindFile(const CompileOptions& o, const GlobalOptions& global) {
+lang::Program BindFile(const CompileOptions& o, const GlobalOptions& global,
+                       std::vector<compiler::StageTime>* timings) {
   SourceFilePtr source = ReadSourceFile(o.file);
   ShapeLayoutArgs args = ParseShapeLayoutArgs(o.shapes, o.layouts);
-  lang::ast::Function f = Timed(global, "parse", [&] { return lang::Parse(source); });
-  return Timed(global, "bind", [&] { return BindWithLayouts(f, args.shapes, args.layouts); });
+  lang::ast::Function f = Timed(global, "parse", [&] { return ParseSource(source); }, timings);
+  return Timed(global, "bind", [&] { return BindWithLayouts(f, args.shapes, args.layouts); }, timings);
+}
+
+// Which form a kernel got: the vector form's first plan line, else the flat
+// (seed-structured, GPU) form with its tile.
+std::string FormText(const compiler::CompiledKernel& k) {
+  const std::string& plan = k.code.vector_plan;
+  if (!plan.empty()) return plan.substr(0, plan.find('\n'));
+  if (k.search) return fmt::format("Flat form, tile {}", compiler::TileText(k.spec.flat, k.tile));
+  return fmt::format("One work item per element ({})", compiler::Name(k.spec.kind));
+}
+
+Json KernelJson(const compiler::CompiledKernel& k) {
+  Json j = Json::Object();
+  j.Set("name", k.spec.name).Set("kind", compiler::Name(k.spec.kind));
+  j.Set("form", !k.code.vector_plan.empty() ? "vector" : k.search ? "flat" : "elementwise");
+  j.Set("form_text", FormText(k));
+  j.Set("tile", k.search ? Json::ArrayOf(k.tile) : Json());
+  j.Set("global", Json::ArrayOf(std::vector<int64_t>(k.code.global.begin(), k.code.global.end())));
+  j.Set("local", Json::ArrayOf(std::vector<int64_t>(k.code.local.begin(), k.code.local.end())));
+  j.Set("outputs", Json::ArrayOf(k.spec.outputs)).Set("inputs", Json::ArrayOf(k.spec.inputs));
+  return j;
 }
 
 void RunCompile(const CompileOptions& o, const GlobalOptions& global, bool explain) {
@@ -59,54 +75,107 @@ void RunCompile(const CompileOptions& o, const GlobalOptions& global, bool expla
     TILEC_USER_ERROR("--hw {}: unknown hardware model (available: device, seed)", o.hw);
   bool llvm_code = o.emit == "llvm" || o.emit == "llvm-opt";
   bool code = o.emit == "cl" || llvm_code;  // target code rather than a pipeline stage
-  lang::Program program = BindFile(o, global);
+  if (!o.output.empty() && (explain || o.hw != "device"))
+    TILEC_USER_ERROR("-o: ahead-of-time code is compiled for the target's own hardware model (no --hw seed)");
+  std::vector<compiler::StageTime> timings;
+  lang::Program program = BindFile(o, global, &timings);
+  // --emit cl names its language: without --target it shows OpenCL kernels
+  // shaped for the OpenCL device.
+  std::string target = !o.target_given && o.emit == "cl" ? "opencl" : o.target;
   std::shared_ptr<hal::Device> device;
   compiler::HardwareModel hw = compiler::SeedExampleHardware();
   if (o.hw == "device" || code) {
-    device = hal::OpenDevice(!o.device.empty() ? o.device : llvm_code ? "llvm" : "opencl");
+    device = OpenTargetDevice(target, /*with_ref=*/false, /*shared=*/false);
     if (o.hw == "device") hw = device->hardware_model();
   }
   // The code comes from a device of its language, whichever model shaped the kernels.
   std::shared_ptr<hal::Device> code_device = device;
   if (code && llvm_code != (dynamic_cast<hal::cpu::LlvmDevice*>(device.get()) != nullptr))
     code_device = hal::OpenDevice(llvm_code ? "llvm" : "opencl");
-  compiler::CompileOptions options = MakeOptions(o, hw);
+  compiler::CompileOptions options;
+  options.hw = hw;
+  if (o.local >= 0) options.use_local = o.local != 0;
+  options.search.fast = !o.full_search;
+  if (o.full_search) options.search.max_scored = int64_t{1} << 20;
+  ApplyKernelOptions(o.kernel, options);
   // Tuned configurations belong to a device: only with its hardware model.
-  if (device && o.hw == "device") ApplyTuningCache(options, *device, o.no_tuning_cache);
+  if (device && o.hw == "device") ApplyTuningCache(options, *device, o.kernel.no_tuning_cache);
   std::string stage = o.emit == "kernels" ? "lower" : o.emit;
   if (explain) {
     options.print_after = {"lower", "tiles", "plan"};
-  } else if (!code) {
+  } else if (!code && o.output.empty()) {
     options.print_after = {stage};
   }
-  options.print_sink = [](const std::string& s, const std::string& text) {
-    fmt::print("// ----- {}\n{}", s, text);
-    if (!text.empty() && text.back() != '\n') fmt::print("\n");
+  std::string text;  // what is printed (or, with --json, put in "text")
+  options.print_sink = [&](const std::string& s, const std::string& t) {
+    text += fmt::format("// ----- {}\n{}", s, t);
+    if (!t.empty() && t.back() != '\n') text += "\n";
+    if (!o.json) {
+      fmt::print("{}", text);
+      text.clear();
+    }
   };
-  compiler::CompiledProgram compiled =
-      Timed(global, "compile", [&] { return compiler::CompileProgram(program, options); });
+  Progress progress(!global.quiet && !o.json && Progress::StderrIsTerminal(), {}, {}, global.progress_delay);
+  options.progress = [&](const std::string& s, size_t kernel, size_t kernels) {
+    progress.Set(CompileStageText("compile", s, kernel, kernels));
+  };
+  compiler::CompiledProgram compiled = [&] {
+    ProgressTicker ticker(progress);
+    return Timed(global, "compile", [&] { return compiler::CompileProgram(program, options); }, &timings);
+  }();
+  CheckKernelNames(options, compiled);
   LogTunedKernels(global, compiled);
+  if (!o.output.empty()) {
+    progress.Set(fmt::format("emit ahead-of-time code for {}", device->id()));
+    ProgressTicker ticker(progress);
+    std::vector<std::string> files = WriteAot(compiled, *device, o.output, o.file);
+    progress.Clear();
+    if (o.json) {
+      fmt::print("{}\n", Json::Object()
+                             .Set("target", target)
+                             .Set("device", device->id())
+                             .Set("files", Json::ArrayOf(files))
+                             .Dump(2));
+    } else {
+      for (const std::string& f : files) fmt::print("wrote {}\n", f);
+    }
+    return;
+  }
   if (o.emit == "kernels" && !explain) {
-    // Which form each kernel got: the vector form's first plan line, else
-    // the flat (seed-structured, GPU) form with its tile.
-    fmt::print("// ----- forms\n");
-    for (const compiler::CompiledKernel& k : compiled.kernels) {
-      const std::string& plan = k.code.vector_plan;
-      std::string form = !plan.empty() ? plan.substr(0, plan.find('\n'))
-                         : k.search   ? fmt::format("Flat form, tile {}",
-                                                    compiler::TileText(k.spec.flat, k.tile))
-                                      : fmt::format("One work item per element ({})",
-                                                    compiler::Name(k.spec.kind));
-      fmt::print("{}: {}\n", k.spec.name, form);
+    std::string forms = "// ----- forms\n";
+    for (const compiler::CompiledKernel& k : compiled.kernels) forms += fmt::format("{}: {}\n", k.spec.name, FormText(k));
+    if (o.json) {
+      text += forms;
+    } else {
+      fmt::print("{}", forms);
     }
   }
   if (code && !explain) {
+    progress.Set(fmt::format("emit {} for {}", o.emit, code_device->id()));
+    ProgressTicker ticker(progress);
     if (o.emit == "llvm-opt") {
       auto& llvm_device = static_cast<hal::cpu::LlvmDevice&>(*code_device);
-      fmt::print("{}", llvm_device.EmitOptimizedIR(compiled.Module()));
+      text = llvm_device.EmitOptimizedIR(compiled.Module());
     } else {
-      fmt::print("{}", code_device->EmitCode(compiled.Module()));
+      text = code_device->EmitCode(compiled.Module());
     }
+    progress.Clear();
+    if (!o.json) fmt::print("{}", text);
+  }
+  progress.Clear();
+  if (o.json) {
+    Json j = Json::Object();
+    j.Set("file", o.file).Set("target", target).Set("device", device ? Json(device->id()) : Json());
+    j.Set("hw", hw.name).Set("emit", o.emit);
+    Json kernels = Json::Array();
+    for (const compiler::CompiledKernel& k : compiled.kernels) kernels.Push(KernelJson(k));
+    j.Set("kernels", std::move(kernels)).Set("temporaries", Json::ArrayOf(compiled.temporaries));
+    j.Set("text", text);
+    Json t = Json::Object();
+    for (const compiler::StageTime& st : timings) t.Set(st.stage, st.ms);
+    for (const compiler::StageTime& st : compiled.timings) t.Set("compile." + st.stage, st.ms);
+    j.Set("timings_ms", std::move(t));
+    fmt::print("{}\n", j.Dump(2));
   }
   if (global.verbose >= 1)
     for (const auto& t : compiled.timings) fmt::print(stderr, "tilec: stage {}: {:.2f} ms\n", t.stage, t.ms);
@@ -115,20 +184,25 @@ void RunCompile(const CompileOptions& o, const GlobalOptions& global, bool expla
 void AddShared(CLI::App* app, CompileOptions& o) {
   app->add_option("file", o.file, "Tile source file")->required()->type_name("FILE.tile");
   AddShapeLayoutOptions(app, o.shapes, o.layouts);
-  app->add_option("--device", o.device,
-                  "Device whose hardware model and code are used (default: llvm for --emit "
-                  "llvm and llvm-opt, else opencl)");
+  AddTargetOption(app, o.target,
+                  "whose hardware model shapes the kernels and whose language the code is in (--emit cl "
+                  "without --target: opencl)",
+                  /*with_ref=*/false);
   app->add_option("--hw", o.hw, "Hardware model: 'device' (the device's) or 'seed' (the seed's example GPU)")
       ->capture_default_str();
-  app->add_option("--tile", o.tiles, "Force a kernel's tile, e.g. --tile kernel_0=8,32,2,3,16,2,2")
-      ->check(NameValueValidator())
-      ->type_name("KERNEL=SIZES")
-      ->allow_extra_args(false);
-  AddVectorOptions(app, o.vector, o.vector_rows);
+  AddKernelOptions(app, o.kernel);
   app->add_option("--local", o.local, "1: stage inputs in local memory; 0: read global memory")
       ->type_name("0|1");
   app->add_flag("--full-search", o.full_search, "Expand every candidate instead of PlaidML's early stop");
-  AddNoTuningCacheFlag(app, o.no_tuning_cache);
+}
+
+// Runs `run` after noting whether --target or its alias was given.
+std::function<void()> WithTargetGiven(CLI::App* app, std::shared_ptr<CompileOptions> opts,
+                                      std::function<void()> run) {
+  return [app, opts, run] {
+    opts->target_given = app->get_option("--target")->count() + app->get_option("--device")->count() > 0;
+    run();
+  };
 }
 
 }  // namespace
@@ -136,33 +210,45 @@ void AddShared(CLI::App* app, CompileOptions& o) {
 Command AddCompileCommand(CLI::App& parent, const GlobalOptions& global) {
   auto opts = std::make_shared<CompileOptions>();
   CLI::App* app = parent.add_subcommand("compile", "Compile a Tile program and print one pipeline stage");
-  app->footer(std::string(kExitCodesHelp) +
-              "\n\nStages: kernels (fusion and flat tables), tiles (tile-search log), plan (thread and "
-              "read plans),\nsem (the sem tree after simplification), cl (OpenCL C), llvm (LLVM IR "
-              "for the host CPU),\nllvm-opt (the LLVM IR after O3).\n\nExample:\n"
-              "  tilec compile examples/conv_relu.tile -s D=f32[1,56,56,64] -s K=f32[3,3,64,64] --emit cl");
+  app->footer(Footer(
+      "Stages: kernels (fusion and flat tables), tiles (tile-search log), plan (thread and read plans),\n"
+      "sem (the sem tree after simplification), cl (OpenCL C), llvm (LLVM IR for the host CPU),\n"
+      "llvm-opt (the LLVM IR after O3).\n\nExamples:\n"
+      "  tilec compile examples/conv_relu.tile -s D=f32[1,56,56,64] -s K=f32[3,3,64,64] --emit kernels\n"
+      "  tilec compile examples/conv_relu.tile -s D=f32[1,56,56,64] -s K=f32[3,3,64,64] --target opencl --emit cl\n"
+      "  tilec compile examples/conv_relu.tile -s D=f32[1,56,56,64] -s K=f32[3,3,64,64] --emit llvm --json\n"
+      "  tilec compile examples/conv_relu.tile -s D=f32[1,56,56,64] -s K=f32[3,3,64,64] -o conv   "
+      "# conv.o conv.h conv.c tilec_aot_runtime.c\n"
+      "  tilec compile examples/conv_relu.tile -s D=f32[1,56,56,64] -s K=f32[3,3,64,64] --target opencl -o conv   "
+      "# conv.cl conv.json\n\n"
+      "Ahead-of-time use (docs/user-guide.md):\n"
+      "  cc -O2 app.c conv.c tilec_aot_runtime.c conv.o -lpthread -lm -lmvec   "
+      "# conv.h says whether -lmvec is needed"));
   AddShared(app, *opts);
-  app->add_option("--emit", opts->emit,
-                  "Stage to print: kernels, tiles, plan, sem, cl, llvm, llvm-opt")
+  app->add_option("--emit", opts->emit, "Stage to print: kernels, tiles, plan, sem, cl, llvm, llvm-opt")
       ->capture_default_str();
-  return {app, [opts, &global] { RunCompile(*opts, global, false); }};
+  app->add_option("-o,--output", opts->output,
+                  "Write ahead-of-time output instead of printing a stage: for llvm NAME.o, NAME.h (int NAME(...)), "
+                  "NAME.c and tilec_aot_runtime.{h,c}; for opencl NAME.cl and NAME.json (launch description)")
+      ->type_name("[DIR/]NAME");
+  AddJsonFlag(app, opts->json,
+              "file, target, device, hw, emit, kernels [{name, kind, form, form_text, tile, global, local, "
+              "outputs, inputs}], temporaries, text (the --emit stage), timings_ms");
+  return {app, WithTargetGiven(app, opts, [opts, &global] { RunCompile(*opts, global, false); })};
 }
 
 Command AddExplainCommand(CLI::App& parent, const GlobalOptions& global) {
   auto opts = std::make_shared<CompileOptions>();
   CLI::App* app = parent.add_subcommand(
       "explain", "Print the seed-style tables: flat table, constraints, post-ops, tile search, plans");
-  app->footer(std::string(kExitCodesHelp) +
-              "\n\nExample (the seed's layer on the seed's example hardware):\n"
-              "  tilec explain examples/conv_relu.tile -s D=f32[32,224,224,64] -s K=f32[3,3,64,64] --hw seed");
+  app->footer(Footer(
+      "Examples:\n"
+      "  tilec explain examples/conv_relu.tile -s D=f32[1,56,56,64] -s K=f32[3,3,64,64]\n"
+      "  tilec explain examples/conv_relu.tile -s D=f32[1,56,56,64] -s K=f32[3,3,64,64] --target opencl\n"
+      "  tilec explain examples/conv_relu.tile -s D=f32[32,224,224,64] -s K=f32[3,3,64,64] --hw seed   "
+      "# the seed's layer and hardware"));
   AddShared(app, *opts);
-  return {app, [opts, &global] { RunCompile(*opts, global, true); }};
-}
-
-Command AddDevicesCommand(CLI::App& parent, const GlobalOptions& global) {
-  CLI::App* app = parent.add_subcommand("devices", "List devices with their ids and hardware models");
-  app->footer(std::string(kExitCodesHelp));
-  return {app, [] { fmt::print("{}", hal::DescribeAllDevices()); }};
+  return {app, WithTargetGiven(app, opts, [opts, &global] { RunCompile(*opts, global, true); })};
 }
 
 }  // namespace tilec::tools

@@ -56,8 +56,8 @@ Command AddLayoutCommand(CLI::App& parent, const GlobalOptions& /*global*/) {
   auto opts = std::make_shared<LayoutOptions>();
   CLI::App* app = parent.add_subcommand(
       "layout", "Print a memory layout: physical dims, padding, offset function and the first elements");
-  app->footer(std::string(kExitCodesHelp) +
-              "\n\nSPEC is a oneDNN tag (abcd, acdb, aBcd16b, ABcd16b16a, ABcd8a16b2a, …), a named format of\n"
+  app->footer(Footer(
+              "SPEC is a oneDNN tag (abcd, acdb, aBcd16b, ABcd16b16a, ABcd8a16b2a, …), a named format of\n"
               "oneDNN (nchw, nChw16c, OIhw16i16o, …), clDNN (bfyx, b_fs_yx_fsv16, os_iyx_osv16, …), MegEngine\n"
               "(NCHW4, CHWN4, …) or MACE (NCHW, OIHW, MIHW), row-major, order(...) or strides(...); see\n"
               "docs/layouts.md.\n\n"
@@ -66,7 +66,7 @@ Command AddLayoutCommand(CLI::App& parent, const GlobalOptions& /*global*/) {
               "NCHW element numbers), mace (buffer elements as E[n, c, h, w]).\n\n"
               "Examples:\n  tilec layout nChw8c -s f32[2,17,3,3] --form onednn\n"
               "  tilec layout b_fs_yx_fsv16 -s f32[2,2,2,2] --form cldnn --count 0\n"
-              "  tilec layout CHWN4 -s f32[2,64,3,3] --form megengine");
+              "  tilec layout CHWN4 -s f32[2,64,3,3] --form megengine"));
   app->add_option("spec", opts->spec, "Layout spec")->required()->type_name("SPEC");
   app->add_option("-s,--shape", opts->shape, "The tensor's type and logical dims, e.g. f32[2,17,3,3]")
       ->required()

@@ -16,6 +16,7 @@
 #include "tile_lang/parser.h"
 #include "tools/tilec/bench_util.h"
 #include "tools/tilec/common.h"
+#include "tools/tilec/targets.h"
 
 namespace tilec::tools {
 namespace {
@@ -24,7 +25,7 @@ struct TuneCliOptions {
   std::string file;
   std::vector<std::string> shapes;
   std::vector<std::string> layouts;
-  std::string target;  // empty: DefaultDeviceId()
+  std::string target;  // --target (default: the default device)
   int trials = 20;
   std::string budget = "60s";
   uint64_t seed = 1;
@@ -155,7 +156,7 @@ lang::Program BindProgram(const TuneCliOptions& opts, const GlobalOptions& globa
 std::shared_ptr<hal::Device> OpenTarget(const std::string& target) {
   if (target == "ref")
     TILEC_USER_ERROR("--target ref: the reference evaluator has no kernels to tune; give a device id");
-  return runtime::OpenSharedDevice(target);
+  return OpenTargetDevice(target, /*with_ref=*/false);
 }
 
 void PrintRecord(const runtime::TuningRecord& r, const std::string& winner,
@@ -172,7 +173,7 @@ void PrintRecord(const runtime::TuningRecord& r, const std::string& winner,
 
 void RunShow(const TuneCliOptions& opts, const GlobalOptions& global) {
   lang::Program program = BindProgram(opts, global);
-  std::shared_ptr<hal::Device> device = OpenTarget(opts.target.empty() ? DefaultDeviceId() : opts.target);
+  std::shared_ptr<hal::Device> device = OpenTarget(opts.target);
   const runtime::TuningCache& cache = runtime::ProcessTuningCache();
   compiler::CompileOptions base;
   base.vectorize = opts.vector != 0;
@@ -193,7 +194,7 @@ void RunTune(const TuneCliOptions& opts, const GlobalOptions& global) {
   double budget = ParseBudget(opts.budget);
   if (opts.show) return RunShow(opts, global);
   lang::Program program = BindProgram(opts, global);
-  std::shared_ptr<hal::Device> device = OpenTarget(opts.target.empty() ? DefaultDeviceId() : opts.target);
+  std::shared_ptr<hal::Device> device = OpenTarget(opts.target);
   const runtime::TuningCache& cache = runtime::ProcessTuningCache();
   if (!cache.options().enabled)
     fmt::print(stderr, "tilec: note: the tuning cache is disabled (TILEC_TUNING_CACHE=0 or no cache "
@@ -208,7 +209,7 @@ void RunTune(const TuneCliOptions& opts, const GlobalOptions& global) {
   options.retune = opts.retune;
   options.program_name = opts.file;
   options.stop = [] { return g_interrupted.load(); };
-  ProgressPrinter printer(opts.quiet);
+  ProgressPrinter printer(opts.quiet || global.quiet);
   std::string current;
   options.progress = [&](const runtime::TuneProgress& p) {
     if (p.event == runtime::TuneProgress::Event::Start && !current.empty()) printer.EndLine();
@@ -261,18 +262,14 @@ Command AddTuneCommand(CLI::App& parent, const GlobalOptions& global) {
       "  tilec tune --show examples/conv_relu.tile -s D=f32[1,56,56,64] -s K=f32[3,3,64,64]");
   app->add_option("file", opts->file, "Tile source file")->required()->type_name("FILE.tile");
   AddShapeLayoutOptions(app, opts->shapes, opts->layouts);
-  app->add_option("--target", opts->target,
-                  "Device to tune for ('llvm', 'opencl', 'opencl:0:0'; see tilec devices). Default: "
-                  "'llvm' when this build has an llvm device, else 'opencl'")
-      ->type_name("T");
+  AddTargetOption(app, opts->target, "to tune for", /*with_ref=*/false);
   app->add_option("--trials", opts->trials, "Candidates measured per kernel at most, the model's pick included")
       ->capture_default_str()
       ->type_name("N");
   app->add_option("--budget", opts->budget, "Time for the whole program, e.g. 60s, 2m, 500ms")
       ->capture_default_str()
       ->type_name("TIME");
-  app->add_option("--seed", opts->seed, "Seed of the random inputs (input i uses SEED + i)")
-      ->capture_default_str();
+  AddSeedOption(app, opts->seed);
   app->add_option("--top", opts->top, "The cost model's best tiles tried before the local search")
       ->capture_default_str()
       ->type_name("K");
@@ -283,6 +280,7 @@ Command AddTuneCommand(CLI::App& parent, const GlobalOptions& global) {
   app->add_flag("--retune", opts->retune, "Tune kernels the tuning cache already knows again");
   app->add_flag("--show", opts->show,
                 "Print what the tuning cache knows for the program's kernels on the device (-v: every trial)");
+  // -q before the subcommand (tilec -q tune …) is the global one; after it, this.
   app->add_flag("-q,--quiet", opts->quiet, "No progress output");
   return {app, [opts, &global] { RunTune(*opts, global); }};
 }

@@ -1,6 +1,7 @@
 // Helpers shared by the `tilec` subcommands (see common.h).
 #include "tools/tilec/common.h"
 
+#include <algorithm>
 #include <cerrno>
 #include <cstdio>
 #include <cstring>
@@ -10,6 +11,7 @@
 
 #include "tile_lang/binder.h"
 #include "tile_lang/layout.h"
+#include "tile_lang/parser.h"
 
 namespace tilec::tools {
 namespace {
@@ -62,19 +64,81 @@ CLI::Option* AddShapeLayoutOptions(CLI::App* app, std::vector<std::string>& shap
   return s;
 }
 
-void AddVectorOptions(CLI::App* app, int& vector, int64_t& rows) {
-  app->add_option("--vector", vector,
+lang::ast::Function ParseSource(const SourceFilePtr& source) {
+  lang::ParseOptions options;
+  options.max_errors = kMaxParseErrors;
+  return lang::Parse(source, nullptr, options);
+}
+
+CLI::Option* AddTargetOption(CLI::App* app, std::string& target, std::string_view what, bool with_ref) {
+  target = std::string(kDefaultTarget);
+  std::string help = fmt::format(
+      "Device {}: 'llvm' (the host CPU through LLVM, all cores), 'opencl' (the first OpenCL device) or a "
+      "device id from `tilec devices` ('llvm:cpu', 'opencl:0:0', …){}",
+      what, with_ref ? "; 'ref': the reference evaluator (plain loops; slow, exact)" : "");
+  CLI::Option* o = app->add_option("--target", target, help)->capture_default_str()->type_name("NAME");
+  // The old spelling of compile and explain, hidden, for one release.
+  app->add_option("--device", target, "Old name of --target")->group("")->type_name("NAME");
+  return o;
+}
+
+void AddKernelOptions(CLI::App* app, KernelOptions& o) {
+  app->add_option("--tile", o.tiles, "Force a kernel's tile, e.g. --tile kernel_0=8,32,2,3,16,2,2")
+      ->check(NameValueValidator())
+      ->type_name("KERNEL=SIZES")
+      ->allow_extra_args(false);
+  app->add_option("--rank", o.ranks, "Use a kernel's K-th best tile candidate (0: the best), e.g. --rank kernel_0=2")
+      ->check(NameValueValidator())
+      ->type_name("KERNEL=K")
+      ->allow_extra_args(false);
+  app->add_option("--vector", o.vector,
                   "1: on devices without local memory (CPUs), use the vector form where a kernel fits "
                   "it; 0: the flat (seed-structured) form everywhere")
       ->capture_default_str()
       ->check(CLI::IsMember({0, 1}))
       ->type_name("0|1");
-  app->add_option("--vector-rows", rows,
+  app->add_option("--vector-rows", o.vector_rows,
                   "Vector form: rows of the register block (0: as many as the vector registers hold)")
       ->capture_default_str()
       ->check(CLI::Range(int64_t{0}, int64_t{64}))
       ->type_name("N");
+  app->add_flag("--no-tuning-cache", o.no_tuning_cache,
+                "Ignore the tuning cache: compile every kernel with the cost model's pick (see tilec tune)");
 }
+
+void ApplyKernelOptions(const KernelOptions& o, compiler::CompileOptions& c) {
+  c.forced_tiles = ParseTileArgs(o.tiles, "--tile");
+  c.candidate_rank = ParseRankArgs(o.ranks, "--rank");
+  c.vectorize = o.vector != 0;
+  c.vector_rows = o.vector_rows;
+  // An empty set of tuned configurations: runtime::Program::Compile then
+  // does not read the tuning cache.
+  if (o.no_tuning_cache) c.tuned = std::map<std::string, compiler::KernelConfig>{};
+}
+
+void CheckKernelNames(const compiler::CompileOptions& options, const compiler::CompiledProgram& compiled) {
+  std::vector<std::string> names;
+  for (const compiler::CompiledKernel& k : compiled.kernels) names.push_back(k.spec.name);
+  auto check = [&](const std::string& option, const std::string& kernel) {
+    if (std::find(names.begin(), names.end(), kernel) == names.end())
+      TILEC_USER_ERROR("{} {}: the program has no kernel '{}' (kernels: {}; see tilec compile --emit kernels)",
+                       option, kernel, kernel, JoinNames(names));
+  };
+  for (const auto& [kernel, tile] : options.forced_tiles) check("--tile", kernel);
+  for (const auto& [kernel, rank] : options.candidate_rank) check("--rank", kernel);
+}
+
+CLI::Option* AddSeedOption(CLI::App* app, uint64_t& seed) {
+  return app->add_option("--seed", seed, "Seed of the random inputs (input i uses SEED + i)")
+      ->capture_default_str()
+      ->type_name("N");
+}
+
+CLI::Option* AddJsonFlag(CLI::App* app, bool& json, std::string_view what) {
+  return app->add_flag("--json", json, fmt::format("Print one JSON object instead of text: {}", what));
+}
+
+std::string Footer(std::string_view text) { return fmt::format("{}\n\n{}", kExitCodesHelp, text); }
 
 CLI::Validator NameValueValidator() {
   return CLI::Validator([](std::string& arg) { return CheckNameValue(arg, nullptr); }, "");

@@ -13,6 +13,7 @@
 #include <utility>
 #include <vector>
 
+#include "compiler/pipeline.h"
 #include "support/error.h"
 #include "support/source.h"
 #include "tile_lang/ast.h"
@@ -23,7 +24,11 @@ namespace tilec::tools {
 
 // Options of the top-level `tilec` command, visible to every subcommand.
 struct GlobalOptions {
-  int verbose = 0;  // -v count: 1 stages and timings; higher levels reserved
+  int verbose = 0;     // -v count: 1 stages and timings; higher levels reserved
+  bool quiet = false;  // -q: no progress line
+  // Seconds of work before the progress line shows (hidden --progress-delay,
+  // for tests that drive a pseudo-terminal without depending on timing).
+  double progress_delay = 1.0;
 };
 
 // A subcommand: its CLI11 app and what to do when the command line selects it.
@@ -50,6 +55,52 @@ Command AddBenchCommand(CLI::App& parent, const GlobalOptions& global);
 Command AddLayoutCommand(CLI::App& parent, const GlobalOptions& global);
 Command AddCacheCommand(CLI::App& parent, const GlobalOptions& global);
 Command AddTuneCommand(CLI::App& parent, const GlobalOptions& global);
+
+// --- One vocabulary ------------------------------------------------------------------------
+//
+// Every subcommand registers the options it shares with others through these
+// helpers, so one thing has one spelling, one help text and one default.
+
+// The device every subcommand uses unless --target says otherwise: the host
+// CPU through LLVM.
+inline constexpr std::string_view kDefaultTarget = "llvm";
+
+// Adds `--target NAME` (default kDefaultTarget; `what` says what the device is
+// used for) and its hidden alias `--device`, kept for one release.
+// `with_ref`: the reference evaluator 'ref' is a valid target too.
+CLI::Option* AddTargetOption(CLI::App* app, std::string& target, std::string_view what, bool with_ref);
+
+// Options that steer the kernels' compilation, shared by run, bench, compile and explain.
+struct KernelOptions {
+  std::vector<std::string> tiles;  // --tile KERNEL=T0,T1,…
+  std::vector<std::string> ranks;  // --rank KERNEL=K
+  int vector = 1;                  // --vector 0: no vector form
+  int64_t vector_rows = 0;         // --vector-rows: 0 automatic
+  bool no_tuning_cache = false;    // --no-tuning-cache
+  bool empty() const { return tiles.empty() && ranks.empty(); }
+};
+// Adds --tile, --rank, --vector, --vector-rows and --no-tuning-cache.
+void AddKernelOptions(CLI::App* app, KernelOptions& o);
+// Sets the compile options the kernel options stand for (UserError for a bad --tile or --rank value).
+void ApplyKernelOptions(const KernelOptions& o, compiler::CompileOptions& c);
+// Every kernel named by --tile or --rank must exist (UserError otherwise).
+void CheckKernelNames(const compiler::CompileOptions& options, const compiler::CompiledProgram& compiled);
+
+// Adds `--seed N` (random inputs: input i uses SEED + i).
+CLI::Option* AddSeedOption(CLI::App* app, uint64_t& seed);
+
+// Adds `--json` (`what` lists the fields).
+CLI::Option* AddJsonFlag(CLI::App* app, bool& json, std::string_view what);
+
+// The footer of a subcommand's --help: the exit codes, then `text` (which
+// ends with the Examples section).
+std::string Footer(std::string_view text);
+
+// Parses a source file for the command line: after a syntax error the
+// parser goes on to the next statement, so the user sees up to
+// UserError::kMaxRenderedErrors errors at once and a count of the rest.
+inline constexpr size_t kMaxParseErrors = 10000;
+lang::ast::Function ParseSource(const SourceFilePtr& source);
 
 // Reads a Tile source file. UserError with the path and the system's reason
 // if it cannot be read.
@@ -98,10 +149,6 @@ CLI::Option* AddShapeLayoutOptions(CLI::App* app, std::vector<std::string>& shap
                                    std::vector<std::string>& layouts,
                                    std::string_view shape_help = kShapeLayoutHelp);
 
-// Adds `--vector 0|1` (the vector form on CPU devices) and `--vector-rows N`
-// (its register block's rows; 0: chosen from the vector registers).
-void AddVectorOptions(CLI::App* app, int& vector, int64_t& rows);
-
 // A layout spec and the argument that gave it, for messages.
 struct LayoutArg {
   std::string spec;
@@ -145,13 +192,16 @@ std::map<std::string, int> ParseRankArgs(const std::vector<std::string>& args, c
 // "A, B, C" (or "none").
 std::string JoinNames(const std::vector<std::string>& names);
 
-// Runs `f`, logging its wall time as stage `stage` at verbosity 1.
+// Runs `f`, logging its wall time as stage `stage` at verbosity 1 and,
+// if `record` is given, appending it there (for --json).
 template <typename F>
-auto Timed(const GlobalOptions& global, std::string_view stage, F&& f) {
+auto Timed(const GlobalOptions& global, std::string_view stage, F&& f,
+           std::vector<compiler::StageTime>* record = nullptr) {
   auto start = std::chrono::steady_clock::now();
   auto log = [&] {
-    if (global.verbose < 1) return;
     std::chrono::duration<double, std::milli> ms = std::chrono::steady_clock::now() - start;
+    if (record) record->push_back({std::string(stage), ms.count()});
+    if (global.verbose < 1) return;
     fmt::print(stderr, "tilec: {}: {:.2f} ms\n", stage, ms.count());
   };
   if constexpr (std::is_void_v<decltype(f())>) {

@@ -36,6 +36,11 @@ int Main(int argc, char** argv) {
   app.fallthrough();
   GlobalOptions global;
   app.add_flag("-v,--verbose", global.verbose, "More output on stderr (repeat for more)");
+  app.add_flag("-q,--quiet", global.quiet,
+               "No progress line (one shows on a terminal for a compile or run longer than 1 s)");
+  app.add_option("--progress-delay", global.progress_delay, "Seconds before the progress line shows (tests)")
+      ->group("")
+      ->check(CLI::NonNegativeNumber);
 
   std::vector<Command> commands = {AddCheckCommand(app, global), AddRunCommand(app, global),
                                    AddCompileCommand(app, global), AddExplainCommand(app, global),

@@ -1,30 +1,25 @@
-// The targets `tilec run --target` can execute a program on.
+// What `--target NAME` names: the reference evaluator ('ref', where a
+// subcommand accepts it) or a device ('llvm', 'opencl', or an id from
+// `tilec devices`). Every subcommand opens its device here, so an unknown
+// name gets one message everywhere.
 #pragma once
 
-#include <map>
-#include <span>
+#include <memory>
 #include <string>
 #include <string_view>
 
-#include "tile_lang/program.h"
-#include "tile_lang/tensor.h"
+#include "hal/hal.h"
 
 namespace tilec::tools {
 
-// Runs a bound program on inputs of exactly its bound shapes; returns every output.
-using TargetFn = std::map<std::string, lang::Tensor> (*)(const lang::Program&,
-                                                        const std::map<std::string, lang::Tensor>&);
+inline constexpr std::string_view kReferenceTarget = "ref";
 
-struct Target {
-  std::string_view name;         // the --target value
-  std::string_view description;  // shown in --help
-  TargetFn run;
-};
+inline bool IsReferenceTarget(std::string_view target) { return target == kReferenceTarget; }
 
-// Every target, in the order --help lists them.
-std::span<const Target> Targets();
-
-// The target called `name`; UserError "unknown target 'x' (available: ref)" otherwise.
-const Target& FindTarget(std::string_view name);
+// The device for `target`: the process's shared one with the disk cache of
+// kernels (runtime::OpenSharedDevice), or with `shared` false a new one
+// without it (hal::OpenDevice: what bench times and compile prints). UserError "--target x: unknown device 'x' (available: llvm:cpu, …)"
+// otherwise; `with_ref` adds that 'ref' is the reference evaluator.
+std::shared_ptr<hal::Device> OpenTargetDevice(const std::string& target, bool with_ref, bool shared = true);
 
 }  // namespace tilec::tools

@@ -4,11 +4,6 @@
 
 namespace tilec::tools {
 
-void AddNoTuningCacheFlag(CLI::App* app, bool& flag) {
-  app->add_flag("--no-tuning-cache", flag,
-                "Ignore the tuning cache: compile every kernel with the cost model's pick (see tilec tune)");
-}
-
 void ApplyTuningCache(compiler::CompileOptions& options, const hal::Device& device, bool no_tuning_cache) {
   if (no_tuning_cache) {
     options.tuned = std::map<std::string, compiler::KernelConfig>{};
@@ -23,11 +18,6 @@ void LogTunedKernels(const GlobalOptions& global, const compiler::CompiledProgra
     if (k.tuned && k.config)
       fmt::print(stderr, "tilec: {}: tuned configuration from the tuning cache: {} (signature {})\n",
                  k.spec.name, compiler::ToString(*k.config), k.signature);
-}
-
-RunTuning& ProcessRunTuning() {
-  static RunTuning tuning;
-  return tuning;
 }
 
 }  // namespace tilec::tools
