@@ -163,11 +163,9 @@ class TransposeGen {
     return e;
   }
 
-  // `lanes` true for the first `count` lanes (a runtime count).
+  // The lanes below `count` (a runtime count); `lane` is 0, 1, ..., W-1.
   Expr FirstLanes(Expr count) const {
-    Expr lane = _Broadcast(I(0), static_cast<int>(w_));
-    for (int k = 1; k < w_; ++k) lane = _Insert(lane, k, I(k));
-    return lane < _Broadcast(count, static_cast<int>(w_));
+    return _Var("lane", Type::Index(static_cast<int>(w_))) < _Broadcast(count, static_cast<int>(w_));
   }
 
   // One W x W tile; `masked`: at the end of o or n.
@@ -180,6 +178,9 @@ class TransposeGen {
     std::vector<Stmt> s;
     Expr mask_n, mask_o;
     if (masked) {
+      Expr lane = _Var("lane", Type::Index(w));
+      s.push_back(_Declare(Type::Index(w), "lane", _Broadcast(I(0), w)));
+      for (int k = 1; k < w; ++k) s.push_back(_Assign(lane, _Insert(lane, k, I(k))));
       s.push_back(_Declare(Type::Bool(w), "mask_n", FirstLanes(I(range_n_) - pos_[n_])));
       s.push_back(_Declare(Type::Bool(w), "mask_o", FirstLanes(I(range_o_) - pos_[o_])));
       mask_n = _Var("mask_n", Type::Bool(w));
@@ -207,12 +208,15 @@ class TransposeGen {
       for (int r = 0; r < w; ++r) {
         int partner = r ^ d;
         bool low = (r & d) == 0;
-        Expr v = rows[r];
-        for (int c = 0; c < w; ++c)
-          if (((c & d) != 0) == low) v = _Insert(v, c, _Extract(rows[partner], low ? c - d : c + d));
+        // One statement per lane: OpenCL C spells an insert with its vector
+        // once per lane, so nested inserts would grow exponentially.
         std::string name = fmt::format("t{}_{}", stage, r);
-        s.push_back(_Declare(VecType(), name, v));
-        next[r] = _Var(name, VecType());
+        Expr v = _Var(name, VecType());
+        s.push_back(_Declare(VecType(), name, rows[r]));
+        for (int c = 0; c < w; ++c)
+          if (((c & d) != 0) == low)
+            s.push_back(_Assign(v, _Insert(v, c, _Extract(rows[partner], low ? c - d : c + d))));
+        next[r] = v;
       }
       rows = std::move(next);
     }

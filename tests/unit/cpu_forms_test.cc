@@ -1,0 +1,146 @@
+// Execution tests of the CPU forms for reductions along a contiguous axis
+// (compiler/gen_reduce.cc) and for transposes (compiler/gen_transpose.cc),
+// on the llvm device and on OpenCL (PoCL): each case asserts the form the
+// generator chose (its plan text) and compares the results with the
+// reference evaluator on random inputs, with sizes no vector or tile
+// divides (1, 7, 333, 1031), every aggregation, floats and integers.
+#include <gtest/gtest.h>
+
+#include "tests/unit/pipeline_cases.h"
+
+namespace tilec {
+namespace {
+
+using testing::Case;
+using testing::F32;
+using testing::F64;
+
+lang::Shape Of(lang::DataType t, std::vector<int64_t> dims) { return {t, std::move(dims)}; }
+
+class CpuForms : public ::testing::TestWithParam<std::string> {
+ protected:
+  // Compiles `c` in the CPU form for the device, compares with the evaluator
+  // and returns the plans of all kernels.
+  std::string Check(const Case& c, const std::string& what) {
+    auto device = testing::DeviceFor(GetParam());
+    if (!device) return "";
+    compiler::CompileOptions o;
+    o.use_local = false;
+    auto program = testing::CheckCase(device, c, o, fmt::format("{} on {}", what, GetParam()));
+    return testing::VectorPlans(*program);
+  }
+  void SetUp() override {
+    if (!testing::DeviceFor(GetParam())) GTEST_SKIP() << "no " << GetParam() << " device";
+  }
+};
+
+const char* kAllAggregations = R"(function (X[N, M]) -> (S, P, MX, MN) {
+  S[i : N] = +(X[i, j]);
+  P[i : N] = *(X[i, j]);
+  MX[i : N] = >(X[i, j]);
+  MN[i : N] = <(X[i, j]);
+})";
+
+TEST_P(CpuForms, RowReductionsEveryAggregationAndType) {
+  using lang::DataType;
+  for (DataType t : {DataType::F32, DataType::F64, DataType::I32, DataType::I64, DataType::U8,
+                     DataType::I16}) {
+    for (int64_t m : {1, 7, 333, 1031}) {
+      std::string name = fmt::format("{} x {}", lang::Name(t), m);
+      std::string plans = Check({kAllAggregations, {{"X", Of(t, {3, m})}}}, name);
+      if (m == 1) continue;  // a run of one value: whatever form, just right
+      std::string type(sem::ScalarName(t));
+      for (const char* agg : {"sum", "product", "max", "min"})
+        EXPECT_NE(plans.find(fmt::format("Reduction form: {} of {} along j ({} values)", agg, type, m)),
+                  std::string::npos)
+            << name << "\n" << plans;
+      if (m % 16 != 0) {
+        EXPECT_NE(plans.find("masked tail"), std::string::npos) << plans;
+      }
+    }
+  }
+  // 1031 = 16 * 64 + 7: the loop of 4 accumulators, 0 whole vectors left, a tail.
+  std::string plans = Check({kAllAggregations, {{"X", F32({2, 1031})}}}, "accumulators");
+  EXPECT_NE(plans.find("4 accumulators x 16 lanes"), std::string::npos) << plans;
+}
+
+TEST_P(CpuForms, GemvFullSumPoolingSoftmax) {
+  const char* gemv = "function (A[M, K], X[K]) -> (Y) { Y[m : M] = +(A[m, k] * X[k]); }";
+  for (auto shapes : {std::map<std::string, lang::Shape>{{"A", F32({7, 1031})}, {"X", F32({1031})}},
+                      {{"A", F64({5, 333})}, {"X", F64({333})}}}) {
+    std::string plans = Check({gemv, shapes}, "gemv");
+    EXPECT_NE(plans.find("Inputs: A vector, X vector"), std::string::npos) << plans;
+  }
+  // No output index: one work item over one merged run of 333 * 7.
+  std::string plans = Check({"function (X[N, M]) -> (Y) { Y[] = +(X[i, j]); }", {{"X", F32({333, 7})}}},
+                            "full sum");
+  EXPECT_NE(plans.find("along j*i (2331 values)"), std::string::npos) << plans;
+  // Global average pooling of NCHW data: h and w merge, the mean a post-op.
+  const char* pool = R"(function (I[N, C, H, W]) -> (O) {
+  S[n, c : N, C] = +(I[n, c, h, w]);
+  O = S / (H * W);
+})";
+  plans = Check({pool, {{"I", F32({2, 5, 7, 9})}}}, "global pooling");
+  EXPECT_NE(plans.find("along w*h (63 values)"), std::string::npos) << plans;
+  // A reduction with an outer loop (j) around the contiguous run (k).
+  plans = Check({"function (X[J, I, K]) -> (O) { O[i : I] = <(X[j, i, k]); }", {{"X", F32({3, 5, 333})}}},
+                "outer loop");
+  EXPECT_NE(plans.find("Outer reduction loops: j"), std::string::npos) << plans;
+  // Integers: a max whose result a post-op converts.
+  plans = Check({"function (X[N, M]) -> (O) { T[i : N] = >(X[i, j]); O = as_float(T, 32) * 2; }",
+                 {{"X", Of(lang::DataType::I32, {4, 333})}}},
+                "int max with post-op");
+  EXPECT_NE(plans.find("Reduction form: max of int"), std::string::npos) << plans;
+  const char* softmax = R"(function (X[N, D]) -> (Y) {
+  M[i, 0 : N, 1] = >(X[i, j]);
+  E = exp(X - M);
+  S[i, 0 : N, 1] = +(E[i, j]);
+  Y = E / S;
+})";
+  plans = Check({softmax, {{"X", F32({7, 333})}}}, "softmax");
+  EXPECT_NE(plans.find("Reduction form: max of float"), std::string::npos) << plans;
+  EXPECT_NE(plans.find("Reduction form: sum of float"), std::string::npos) << plans;
+}
+
+TEST_P(CpuForms, Transposes) {
+  using lang::DataType;
+  const char* t2 = "function (I[N, M]) -> (O) { O[j, i : M, N] = =(I[i, j]); }";
+  struct T {
+    DataType type;
+    int64_t n, m;
+  };
+  for (T t : {T{DataType::F32, 1, 7}, T{DataType::F32, 7, 333}, T{DataType::F32, 1031, 17},
+              T{DataType::F32, 16, 32}, T{DataType::F64, 33, 20}, T{DataType::I32, 333, 7},
+              T{DataType::I64, 9, 10}, T{DataType::U8, 40, 70}}) {
+    std::string name = fmt::format("transpose {} {} x {}", lang::Name(t.type), t.n, t.m);
+    std::string plans = Check({t2, {{"I", Of(t.type, {t.n, t.m})}}}, name);
+    if (t.n == 1) continue;  // one row: a plain copy
+    EXPECT_NE(plans.find("Transpose form"), std::string::npos) << name << "\n" << plans;
+    if (t.n % 16 != 0 || t.m % 16 != 0) {
+      EXPECT_NE(plans.find("masked tails"), std::string::npos) << plans;
+    }
+  }
+  const char* p021 = "function (X[A, B, C]) -> (Y) { Y[a, c, b : A, C, B] = =(X[a, b, c]); }";
+  std::string plans = Check({p021, {{"X", F32({3, 17, 35})}}}, "permute 021");
+  EXPECT_NE(plans.find("output along b (17 values), input along c (35 values)"), std::string::npos)
+      << plans;
+  // NCHW -> NHWC: h and w merge into one run of the input.
+  const char* to_nhwc = R"(function (X[N, C, H, W]) -> (Y) {
+  Y[n, h, w, c : N, H, W, C] = =(X[n, c, h, w]);
+})";
+  plans = Check({to_nhwc, {{"X", F32({2, 19, 5, 7})}}}, "nchw to nhwc");
+  EXPECT_NE(plans.find("output along c (19 values), input along w*h (35 values)"), std::string::npos)
+      << plans;
+  const char* to_nchw = R"(function (X[N, H, W, C]) -> (Y) {
+  Y[n, c, h, w : N, C, H, W] = =(X[n, h, w, c]);
+})";
+  plans = Check({to_nchw, {{"X", F64({2, 3, 11, 20})}}}, "nhwc to nchw");
+  EXPECT_NE(plans.find("output along w*h (33 values), input along c (20 values)"), std::string::npos)
+      << plans;
+}
+
+INSTANTIATE_TEST_SUITE_P(Devices, CpuForms, ::testing::Values("llvm", "opencl"),
+                         [](const auto& info) { return info.param; });
+
+}  // namespace
+}  // namespace tilec
