@@ -102,6 +102,49 @@ TEST_P(CpuForms, GemvFullSumPoolingSoftmax) {
   EXPECT_NE(plans.find("Reduction form: sum of float"), std::string::npos) << plans;
 }
 
+TEST_P(CpuForms, SplitReductions) {
+  // Too few outputs for the cores: partial results per row (i), then a
+  // combine kernel over them; every aggregation, floats and integers.
+  using lang::DataType;
+  const char* all = R"(function (X[N, M]) -> (S, MX, MN, P) {
+  S[] = +(X[i, j]);
+  MX[] = >(X[i, j]);
+  MN[] = <(X[i, j]);
+  P[] = *(X[i, j]);
+})";
+  for (DataType t : {DataType::F32, DataType::I32, DataType::F64}) {
+    auto device = testing::DeviceFor(GetParam());
+    compiler::CompileOptions o;
+    o.use_local = false;
+    Case c{all, {{"X", Of(t, {333, 1031})}}};
+    auto program = testing::CheckCase(device, c, o, fmt::format("split {}", lang::Name(t)));
+    const auto& kernels = program->compiled().kernels;
+    ASSERT_EQ(kernels.size(), 8u);
+    for (size_t k = 0; k < kernels.size(); k += 2) {
+      EXPECT_NE(kernels[k].spec.flat.comment.find("(partial results)"), std::string::npos);
+      EXPECT_NE(kernels[k + 1].spec.flat.comment.find("(combine)"), std::string::npos);
+      EXPECT_NE(kernels[k].code.vector_plan.find("Grid: 333 work items"), std::string::npos)
+          << kernels[k].code.vector_plan;
+    }
+    // The chunks are fixed by the shapes: the same bits on every run.
+    lang::Program bound = testing::BindCase(c);
+    auto inputs = testing::RandomInputs(bound, 7);
+    auto a = program->Run(inputs), b = program->Run(inputs);
+    for (const auto& [name, tensor] : a)
+      for (int64_t i = 0; i < tensor.size(); ++i) EXPECT_EQ(tensor.GetDouble(i), b.at(name).GetDouble(i));
+  }
+  // Global average pooling of one NCHW image with 3 channels: split along c's
+  // rows (h), w contiguous.
+  const char* pool = R"(function (I[N, C, H, W]) -> (O) {
+  S[n, c : N, C] = +(I[n, c, h, w]);
+  O = S / (H * W);
+})";
+  Check({pool, {{"I", F32({1, 3, 67, 333})}}}, "split pooling");
+  // A 1-D sum is not split (each part would be one element).
+  std::string plans = Check({"function (X[N]) -> (Y) { Y[] = +(X[i]); }", {{"X", F32({70000})}}}, "1-D sum");
+  EXPECT_NE(plans.find("Grid: 1 work items"), std::string::npos) << plans;
+}
+
 TEST_P(CpuForms, Transposes) {
   using lang::DataType;
   const char* t2 = "function (I[N, M]) -> (O) { O[j, i : M, N] = =(I[i, j]); }";
