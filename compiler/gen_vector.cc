@@ -27,8 +27,11 @@
 //     by lane), then vector stores.
 //
 // Sum aggregation of float types (the common case: convolutions, matrix
-// products, pooling sums) and float copies (`=` without reductions: the
-// relayouts Lower inserts); anything else goes to the flat generator.
+// products, pooling sums), max, min and product of one float input without
+// constraints (column reductions), and float copies (`=` without
+// reductions: the relayouts Lower inserts); anything else goes to the
+// reduction or transpose form (gen_reduce.cc, gen_transpose.cc) or the flat
+// generator.
 #include <fmt/format.h>
 
 #include <algorithm>
@@ -63,7 +66,7 @@ std::optional<GeneratedKernel> VecGen::Run() {
   if (contraction_) {
     for (int pp = 0; pp < pb_; ++pp)
       for (int vv = 0; vv < nv_; ++vv)
-        top.push_back(_Declare(VecType(), AccName(pp, vv), _Float(0, VecType())));
+        top.push_back(_Declare(VecType(), AccName(pp, vv), Identity()));
     Expr fast = FastCondition();
     bool slow_needed = PTail() || VTail();
     for (size_t c = 0; c < flat_.constraints.size(); ++c) slow_needed |= !IsLoopBound(c);
@@ -94,10 +97,14 @@ bool VecGen::Plan() {
   const std::vector<int64_t>& out_strides = flat_.output().strides;
   if (contraction_) {
     // Sum, or a copy (`=` over no reduction: each output element once; the
-    // relayout kernels Lower inserts).
+    // relayout kernels Lower inserts), or a max, min or product of one
+    // input without constraints (every output element is then reached, so
+    // starting from the identity needs no `hit` flags).
     bool copy = flat_.agg_op == AggOp::Assign && flat_.comb_op == CombOp::None;
     for (int i = 0; i < flat_.num_indices() && copy; ++i) copy = out_strides[i] != 0;
-    if ((flat_.agg_op != AggOp::Sum && !copy) || spec_.store_reached_only) return false;
+    bool other = (flat_.agg_op == AggOp::Max || flat_.agg_op == AggOp::Min || flat_.agg_op == AggOp::Prod) &&
+                 flat_.comb_op == CombOp::None && flat_.constraints.empty();
+    if ((flat_.agg_op != AggOp::Sum && !copy && !other) || spec_.store_reached_only) return false;
     if (flat_.comb_op != CombOp::None && flat_.comb_op != CombOp::Mul && flat_.comb_op != CombOp::Add)
       return false;
     dtype_ = flat_.agg_type;
@@ -333,6 +340,10 @@ bool VecGen::StreamingStores() const {
 std::string VecGen::PlanText() const {
   std::string s = fmt::format("Vector form: {} x {} lanes of {} along {}", nv_, w_,
                               sem::ScalarName(dtype_), flat_.indices[v_].name);
+  if (contraction_ && flat_.agg_op != lang::ast::AggOp::Sum && flat_.agg_op != lang::ast::AggOp::Assign)
+    s += fmt::format(" ({})", flat_.agg_op == lang::ast::AggOp::Max   ? "max"
+                              : flat_.agg_op == lang::ast::AggOp::Min ? "min"
+                                                                      : "product");
   if (q_ >= 0) s += fmt::format(" (vectors along {})", flat_.indices[q_].name);
   if (p_ >= 0) s += fmt::format(", block of {} along {}", pb_, flat_.indices[p_].name);
   if (VTail()) s += ", masked tail";

@@ -90,6 +90,7 @@ class VecGen {
   Type VecType() const { return Type::Scalar(dtype_, w_); }
   static std::string AccName(int pp, int vv) { return fmt::format("acc_{}_{}", pp, vv); }
   Expr Acc(int pp, int vv) const { return sem::builder::_Var(AccName(pp, vv), VecType()); }
+  Expr Identity() const;  // the aggregation's identity, a vector
   Expr I(int64_t v) const { return sem::builder::_Const(v); }
   Expr Pos(int i) const { return pos_[i]; }
 

@@ -5,6 +5,7 @@
 
 #include <algorithm>
 #include <climits>
+#include <limits>
 #include <map>
 #include <optional>
 
@@ -185,8 +186,14 @@ Stmt VecGen::Compute(bool checks) {
         switch (flat_.comb_op) {
           case lang::ast::CombOp::Mul: update = _Fma(value(1, vv), value(2, vv), acc); break;
           case lang::ast::CombOp::Add: update = acc + (value(1, vv) + value(2, vv)); break;
-          default:  // Sum of one operand, or a copy (keeps -0.0)
-            update = flat_.agg_op == lang::ast::AggOp::Assign ? value(1, vv) : acc + value(1, vv);
+          default:  // one operand: a copy (keeps -0.0), or aggregated
+            switch (flat_.agg_op) {
+              case lang::ast::AggOp::Assign: update = value(1, vv); break;
+              case lang::ast::AggOp::Prod: update = acc * value(1, vv); break;
+              case lang::ast::AggOp::Max: update = _Max(acc, value(1, vv)); break;
+              case lang::ast::AggOp::Min: update = _Min(acc, value(1, vv)); break;
+              case lang::ast::AggOp::Sum: update = acc + value(1, vv); break;
+            }
             break;
         }
         // Lanes a constraint excludes keep their sum (exact even where
@@ -337,6 +344,16 @@ Stmt VecGen::Epilogue(int pp, const std::vector<Expr>& tails) {
     }
   }
   return _Block(std::move(s));
+}
+
+// The accumulators' start: the aggregation's identity.
+Expr VecGen::Identity() const {
+  switch (flat_.agg_op) {
+    case lang::ast::AggOp::Prod: return _Float(1, VecType());
+    case lang::ast::AggOp::Max: return _Float(-std::numeric_limits<double>::infinity(), VecType());
+    case lang::ast::AggOp::Min: return _Float(std::numeric_limits<double>::infinity(), VecType());
+    default: return _Float(0, VecType());
+  }
 }
 
 }  // namespace tilec::compiler::vector_form

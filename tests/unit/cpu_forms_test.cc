@@ -102,6 +102,27 @@ TEST_P(CpuForms, GemvFullSumPoolingSoftmax) {
   EXPECT_NE(plans.find("Reduction form: sum of float"), std::string::npos) << plans;
 }
 
+TEST_P(CpuForms, ColumnReductionsInTheVectorForm) {
+  // The output index is contiguous: lanes along it (the vector form), every
+  // aggregation starting from its identity, masked tails at 333 and 7.
+  const char* cols = R"(function (X[N, M]) -> (S, P, MX, MN) {
+  S[j : M] = +(X[i, j]);
+  P[j : M] = *(X[i, j]);
+  MX[j : M] = >(X[i, j]);
+  MN[j : M] = <(X[i, j]);
+})";
+  for (auto shape : {F32({5, 333}), F32({1031, 7}), F64({3, 40})}) {
+    std::string plans = Check({cols, {{"X", shape}}}, "column reductions");
+    for (const char* agg : {"(product)", "(max)", "(min)"})
+      EXPECT_NE(plans.find(fmt::format("along j {}", agg)), std::string::npos) << plans;
+  }
+  // NHWC global max pooling.
+  std::string plans = Check({"function (I[N, H, W, C]) -> (O) { O[n, c : N, C] = >(I[n, h, w, c]); }",
+                             {{"I", F32({2, 5, 7, 19})}}},
+                            "global max pooling");
+  EXPECT_NE(plans.find("along c (max)"), std::string::npos) << plans;
+}
+
 TEST_P(CpuForms, SplitReductions) {
   // Too few outputs for the cores: partial results per row (i), then a
   // combine kernel over them; every aggregation, floats and integers.
