@@ -17,7 +17,10 @@
 //   * the tiles at the end of o or n (ranges that W does not divide) take a
 //     slow path with masked loads and stores, rows past the range skipped;
 //   * every other index is one value per work item (the launch grid: tiles
-//     along o fastest, then n, then the rest).
+//     along n fastest, so a core's consecutive tiles read on along the same
+//     W input rows; then o, then the rest: measured 13.6 vs 10.9 GB/s on
+//     2048 x 2048, 18.6 vs 13.4 GB/s on NCHW -> NHWC 8x64x56x56, loaded
+//     machine, against o fastest).
 //
 // Plain copies only: `=` without reductions, constraints, padding or
 // post-ops, the input of the output's type; anything else keeps the flat form.
@@ -60,8 +63,8 @@ class TransposeGen {
       top.push_back(_Declare(Type::Index(), name, value));
       pos_[i] = _Var(name, Type::Index());
     };
-    declare(o_, _Index(sem::ThreadIndexKind::GroupId, 0) * w_);
-    declare(n_, _Index(sem::ThreadIndexKind::GroupId, 1) * w_);
+    declare(o_, _Index(sem::ThreadIndexKind::GroupId, 1) * w_);
+    declare(n_, _Index(sem::ThreadIndexKind::GroupId, 0) * w_);
     Expr rest = _Index(sem::ThreadIndexKind::GroupId, 2);
     for (size_t k = 0; k < grid_.size(); ++k) {
       int i = grid_[k];
@@ -79,7 +82,7 @@ class TransposeGen {
     out.function.body = _Block(std::move(top));
     out.function.work_group_size = std::array<int64_t, 3>{1, 1, 1};
     out.local = {1, 1, 1};
-    out.global = {(range_o_ + w_ - 1) / w_, (range_n_ + w_ - 1) / w_, grid_items_};
+    out.global = {(range_n_ + w_ - 1) / w_, (range_o_ + w_ - 1) / w_, grid_items_};
     out.vector_plan = PlanText(tail);
     return out;
   }
@@ -147,8 +150,8 @@ class TransposeGen {
         w_, w_, sem::ScalarName(dtype_), names(run_o_), range_o_, names(run_n_), range_n_,
         tail ? ", masked tails" : "");
     s += fmt::format("Grid: {} x {} x {} work items (one per {} tile, {} tile, {})\n",
-                     (range_o_ + w_ - 1) / w_, (range_n_ + w_ - 1) / w_, grid_items_, names(run_o_),
-                     names(run_n_), grid_.empty() ? std::string("-") : names(grid_));
+                     (range_n_ + w_ - 1) / w_, (range_o_ + w_ - 1) / w_, grid_items_, names(run_n_),
+                     names(run_o_), grid_.empty() ? std::string("-") : names(grid_));
     return s;
   }
 
