@@ -98,7 +98,11 @@ GeneratedKernel GenerateKernel(const KernelSpec& spec, const lang::Program& prog
       // padding); without post-ops a contraction leaves 0 there anyway.
       bool padding = !spec.flat.padding.empty() &&
                      (!spec.flat.post_ops.empty() || !spec.flat.generate_contraction);
-      if (!options.use_local && options.vectorize && !padding) v = GenerateVectorKernel(spec, program, hw, options.vector_rows);
+      if (!options.use_local && options.vectorize && !padding) {
+        v = GenerateVectorKernel(spec, program, hw, options.vector_rows);
+        if (!v) v = GenerateReduceKernel(spec, program, hw);
+        if (!v) v = GenerateTransposeKernel(spec, program, hw);
+      }
       k = v ? std::move(*v) : GenerateFlatKernel(spec, program, tile, hw, options);
       break;
     }

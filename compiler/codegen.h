@@ -64,6 +64,17 @@ GeneratedKernel GenerateFlatKernel(const KernelSpec& spec, const lang::Program& 
 std::optional<GeneratedKernel> GenerateVectorKernel(const KernelSpec& spec,
                                                     const lang::Program& program,
                                                     const HardwareModel& hw, int64_t rows = 0);
+// The CPU form of a reduction along a contiguous axis (gen_reduce.cc): vector
+// accumulators along the reduced run, a horizontal reduce, one work item per
+// output element. nullopt when the kernel does not fit it.
+std::optional<GeneratedKernel> GenerateReduceKernel(const KernelSpec& spec,
+                                                    const lang::Program& program,
+                                                    const HardwareModel& hw);
+// The CPU form of a copy that moves the contiguous axis (gen_transpose.cc):
+// W x W tiles transposed in registers. nullopt when the kernel does not fit.
+std::optional<GeneratedKernel> GenerateTransposeKernel(const KernelSpec& spec,
+                                                       const lang::Program& program,
+                                                       const HardwareModel& hw);
 // Elements of the vector index one vector-form work item covers at most
 // (f32 lanes x vectors): what Lower packs inputs for.
 int64_t VectorBlockElements(const HardwareModel& hw);

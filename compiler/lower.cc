@@ -8,6 +8,7 @@
 #include <set>
 
 #include "compiler/flatten.h"
+#include "compiler/split_reduction.h"
 #include "tile_lang/evaluator.h"
 #include "support/error.h"
 
@@ -254,6 +255,7 @@ class Lowerer {
     return r;
   }
 
+  int splits_ = 0;  // reductions split so far (SplitReduction)
   std::string NextName() { return fmt::format("kernel_{}", plan_.kernels.size()); }
 
   // Is `t` read by an op outside `group` (op indices), or a program output?
@@ -486,6 +488,22 @@ class Lowerer {
     std::optional<FlatContraction> flat;
     if (AllIntegral(c)) flat = TryFlatten(program_, c);
     if (flat && !OutputInjective(*flat)) flat.reset();
+    if (flat && options_.split_max_outputs > 0 && OutputDense(*flat)) {
+      std::string name = fmt::format("{}_part{}", c.output, splits_);
+      if (auto split = SplitReduction(program_, c, *flat, name, options_.split_max_outputs,
+                                      options_.split_min_points, options_.split_min_chunks)) {
+        ++splits_;
+        extended_.tensors[name] = split->partials;
+        plan_.new_tensors.push_back(split->partials);
+        std::optional<FlatContraction> partial = TryFlatten(extended_, split->partial);
+        std::optional<FlatContraction> combine = TryFlatten(extended_, split->combine);
+        TILEC_CHECK(partial && combine, "split reduction of {} does not flatten", c.output);
+        partial->comment += " (partial results)";
+        combine->comment += " (combine)";
+        LowerFlatContraction(std::nullopt, split->partial, std::move(*partial));
+        return LowerFlatContraction(i, split->combine, std::move(*combine));
+      }
+    }
     if (flat && options_.relayout_for_vectors && !c.default_tensor && OutputDense(*flat)) {
       if (std::optional<ContractionOp> moved = RelayoutInputs(c, *flat)) {
         flat = Flatten(extended_, *moved);

@@ -22,6 +22,14 @@ struct LowerOptions {
   // is copied in panels of this many, so each work item reads a contiguous
   // panel (as BLAS packs its operands). 0: no panels.
   int64_t vector_block = 0;
+  // For CPU devices: a reduction whose output has at most this many
+  // elements (too few work items for the cores) and whose index box has at
+  // least split_min_points points is split along its outermost reduction
+  // variable into partial results and a combine kernel (split_reduction.h).
+  // 0: never.
+  int64_t split_max_outputs = 0;
+  int64_t split_min_points = int64_t{1} << 16;
+  int64_t split_min_chunks = 4;  // values of the split variable, at least
 };
 
 // Pre: `program` came from Bind.

@@ -131,6 +131,8 @@ CompiledProgram CompileProgram(const lang::Program& program, const CompileOption
   if (!codegen.use_local && codegen.vectorize) {
     lower.relayout_for_vectors = true;
     lower.vector_block = VectorBlockElements(options.hw);
+    // Fewer outputs than a few per core: split the reduction instead.
+    lower.split_max_outputs = 4 * std::max<int64_t>(options.hw.compute_units, 1);
   }
   KernelPlan plan = stages.Run(
       "lower", [&] { return Lower(program, lower); },

@@ -510,6 +510,14 @@ class FunctionEmitter {
       case NodeKind::Declare: return DeclareText(static_cast<const Declare&>(*s));
       case NodeKind::Assign: {
         auto& n = static_cast<const Assign&>(*s);
+        // `v = insert(v, k, x)` as `v.sk = x;`: the expression form spells v
+        // once per lane (the transpose form assigns hundreds of these).
+        if (n.value->kind == NodeKind::VectorInsert && !n.value->type.IsBool()) {
+          auto& ins = static_cast<const VectorInsert&>(*n.value);
+          if (ins.vector->kind == NodeKind::VarRef && n.var->kind == NodeKind::VarRef &&
+              static_cast<const VarRef&>(*ins.vector).name == static_cast<const VarRef&>(*n.var).name)
+            return Line(fmt::format("{}.{} = {};", E(n.var), Lane(ins.lane), E(ins.value)));
+        }
         return Line(fmt::format("{} = {};", E(n.var), Operand(n.value, 32)));
       }
       case NodeKind::Store: return StoreText(static_cast<const Store&>(*s));

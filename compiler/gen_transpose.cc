@@ -1,0 +1,258 @@
+// GenerateTransposeKernel: the CPU form of a copy that moves the contiguous
+// axis (B[j, i] = =(A[i, j]), NCHW <-> NHWC, a swap of the two inner axes).
+//
+// The vector form needs an output index that moves by 1 through the input
+// too; a transpose has none, and the flat form reads or writes one side with
+// a large stride (6 GB/s on 2048 x 2048 f32, where each stride of 8 KB maps
+// to the same cache sets). This form copies W x W tiles through registers:
+//
+//   * o: the output index with stride 1 in the output; n: the index with
+//     stride 1 in the input; each merged with the indices that continue it
+//     in both tensors (h of NCHW with w: stride W in the input, W*C in the
+//     output), so a 56 x 56 image is one run of 3136;
+//   * one work item per W x W tile (W lanes: 16 f32 with AVX-512): W vector
+//     loads along n (one per value of o), the transpose in registers
+//     (log2(W) stages of two-source shuffles), W vector stores along o: both
+//     sides read and write whole cache lines, and no line is touched twice;
+//   * the tiles at the end of o or n (ranges that W does not divide) take a
+//     slow path with masked loads and stores, rows past the range skipped;
+//   * every other index is one value per work item (the launch grid: tiles
+//     along n fastest, so a core's consecutive tiles read on along the same
+//     W input rows; then o, then the rest: measured 13.6 vs 10.9 GB/s on
+//     2048 x 2048, 18.6 vs 13.4 GB/s on NCHW -> NHWC 8x64x56x56, loaded
+//     machine, against o fastest).
+//
+// Plain copies only: `=` without reductions, constraints, padding or
+// post-ops, the input of the output's type; anything else keeps the flat form.
+#include <fmt/format.h>
+
+#include <algorithm>
+
+#include "compiler/codegen.h"
+#include "compiler/sem/builder.h"
+#include "support/error.h"
+
+namespace tilec::compiler {
+namespace {
+
+using lang::DataType;
+using namespace sem::builder;
+using sem::Expr;
+using sem::Stmt;
+using sem::Type;
+
+class TransposeGen {
+ public:
+  TransposeGen(const KernelSpec& spec, const lang::Program& program, const HardwareModel& hw)
+      : spec_(spec), flat_(spec.flat), program_(program), hw_(hw) {}
+
+  std::optional<GeneratedKernel> Run() {
+    if (!Plan()) return std::nullopt;
+    names_ = IndexNames(flat_);
+    GeneratedKernel out;
+    out.function.name = spec_.name;
+    out.function.index_type = DataType::I64;
+    out.function.params = BufferParams(spec_, program_);
+    for (const sem::Param& p : out.function.params) params_.push_back(_Var(p.name, p.type));
+    pos_.assign(flat_.num_indices(), nullptr);
+
+    std::vector<Stmt> top;
+    top.push_back(_Comment(flat_.comment.empty() ? spec_.name : flat_.comment));
+    auto declare = [&](int i, Expr value) {
+      std::string name = names_[i] + "_0";
+      top.push_back(_Declare(Type::Index(), name, value));
+      pos_[i] = _Var(name, Type::Index());
+    };
+    declare(o_, _Index(sem::ThreadIndexKind::GroupId, 1) * w_);
+    declare(n_, _Index(sem::ThreadIndexKind::GroupId, 0) * w_);
+    Expr rest = _Index(sem::ThreadIndexKind::GroupId, 2);
+    for (size_t k = 0; k < grid_.size(); ++k) {
+      int i = grid_[k];
+      int64_t range = flat_.indices[i].range;
+      declare(i, k + 1 == grid_.size() ? rest : rest % range);
+      if (k + 1 != grid_.size()) rest = rest / range;
+    }
+    bool tail = range_o_ % w_ != 0 || range_n_ % w_ != 0;
+    if (!tail) {
+      top.push_back(Tile(false));
+    } else {
+      Expr full = _LogicalAnd(pos_[o_] + w_ <= I(range_o_), pos_[n_] + w_ <= I(range_n_));
+      top.push_back(_If(full, Tile(false), Tile(true)));
+    }
+    out.function.body = _Block(std::move(top));
+    out.function.work_group_size = std::array<int64_t, 3>{1, 1, 1};
+    out.local = {1, 1, 1};
+    out.global = {(range_n_ + w_ - 1) / w_, (range_o_ + w_ - 1) / w_, grid_items_};
+    out.vector_plan = PlanText(tail);
+    return out;
+  }
+
+ private:
+  bool Plan() {
+    if (spec_.kind != KernelKind::Contraction || !flat_.generate_contraction) return false;
+    if (flat_.agg_op != lang::ast::AggOp::Assign || flat_.comb_op != lang::ast::CombOp::None) return false;
+    if (spec_.store_reached_only || !flat_.constraints.empty() || !flat_.padding.empty() ||
+        !flat_.post_ops.empty() || flat_.num_inputs != 1)
+      return false;
+    dtype_ = flat_.agg_type;
+    if (dtype_ == DataType::Bool || dtype_ == DataType::F16 || flat_.accesses[1].dtype != dtype_) return false;
+    const FlatAccess& out = flat_.output();
+    const FlatAccess& in = flat_.accesses[1];
+    for (int i = 0; i < flat_.num_indices(); ++i) {
+      if (out.strides[i] == 0) return false;  // a reduction: not a copy
+      if (out.strides[i] == 1 && flat_.indices[i].range >= 2) o_ = i;
+      if (in.strides[i] == 1 && flat_.indices[i].range >= 2) n_ = i;
+    }
+    if (o_ < 0 || n_ < 0 || o_ == n_) return false;
+    w_ = std::clamp<int64_t>(hw_.vec_size * 32 / lang::BitWidth(dtype_), 2, 16);
+    // Merge the indices that continue o (or n) in both tensors.
+    std::vector<bool> used(flat_.num_indices(), false);
+    used[o_] = used[n_] = true;
+    auto grow = [&](int base, std::vector<int>& run, int64_t& range) {
+      run = {base};
+      range = flat_.indices[base].range;
+      for (bool grew = true; grew;) {
+        grew = false;
+        for (int i = 0; i < flat_.num_indices(); ++i) {
+          if (used[i] || out.strides[i] != out.strides[base] * range ||
+              in.strides[i] != in.strides[base] * range)
+            continue;
+          used[i] = true;
+          run.push_back(i);
+          range = CheckedMul(range, flat_.indices[i].range, "a transpose run");
+          grew = true;
+        }
+      }
+    };
+    grow(o_, run_o_, range_o_);
+    grow(n_, run_n_, range_n_);
+    grid_items_ = 1;
+    for (int i = 0; i < flat_.num_indices(); ++i) {
+      if (used[i]) continue;
+      grid_.push_back(i);
+      grid_items_ = CheckedMul(grid_items_, flat_.indices[i].range, "the launch size");
+    }
+    std::stable_sort(grid_.begin(), grid_.end(), [&](int a, int b) {
+      return std::abs(out.strides[a]) < std::abs(out.strides[b]);
+    });
+    return true;
+  }
+
+  std::string PlanText(bool tail) const {
+    auto names = [&](const std::vector<int>& v) {
+      std::vector<std::string> s;
+      for (int i : v) s.push_back(flat_.indices[i].name);
+      return s.empty() ? std::string("-") : fmt::format("{}", fmt::join(s, "*"));
+    };
+    std::string s = fmt::format(
+        "Transpose form: {} x {} tiles of {} through registers, output along {} ({} values), input "
+        "along {} ({} values){}\n",
+        w_, w_, sem::ScalarName(dtype_), names(run_o_), range_o_, names(run_n_), range_n_,
+        tail ? ", masked tails" : "");
+    s += fmt::format("Grid: {} x {} x {} work items (one per {} tile, {} tile, {})\n",
+                     (range_n_ + w_ - 1) / w_, (range_o_ + w_ - 1) / w_, grid_items_, names(run_n_),
+                     names(run_o_), grid_.empty() ? std::string("-") : names(grid_));
+    return s;
+  }
+
+  Type VecType() const { return Type::Scalar(dtype_, static_cast<int>(w_)); }
+  Expr I(int64_t v) const { return _Const(v); }
+
+  // Element offset of access `a` at the tile's corner moved by (do, dn).
+  Expr Address(const FlatAccess& a, int64_t d_o, int64_t d_n) const {
+    Expr e = I(a.offset + a.strides[o_] * d_o + a.strides[n_] * d_n);
+    for (int i = 0; i < flat_.num_indices(); ++i)
+      if (pos_[i]) e = e + pos_[i] * a.strides[i];
+    return e;
+  }
+
+  // The lanes below `count` (a runtime count); `lane` is 0, 1, ..., W-1.
+  Expr FirstLanes(Expr count) const {
+    return _Var("lane", Type::Index(static_cast<int>(w_))) < _Broadcast(count, static_cast<int>(w_));
+  }
+
+  // One W x W tile; `masked`: at the end of o or n.
+  Stmt Tile(bool masked) {
+    const FlatAccess& out = flat_.output();
+    const FlatAccess& in = flat_.accesses[1];
+    Expr in_buf = BufferOf(spec_, params_, in.tensor);
+    Expr out_buf = BufferOf(spec_, params_, out.tensor);
+    int w = static_cast<int>(w_);
+    std::vector<Stmt> s;
+    Expr mask_n, mask_o;
+    if (masked) {
+      Expr lane = _Var("lane", Type::Index(w));
+      s.push_back(_Declare(Type::Index(w), "lane", _Broadcast(I(0), w)));
+      for (int k = 1; k < w; ++k) s.push_back(_Assign(lane, _Insert(lane, k, I(k))));
+      s.push_back(_Declare(Type::Bool(w), "mask_n", FirstLanes(I(range_n_) - pos_[n_])));
+      s.push_back(_Declare(Type::Bool(w), "mask_o", FirstLanes(I(range_o_) - pos_[o_])));
+      mask_n = _Var("mask_n", Type::Bool(w));
+      mask_o = _Var("mask_o", Type::Bool(w));
+    }
+    // Rows: W vectors along n, one per value of o.
+    std::vector<Expr> rows;
+    for (int a = 0; a < w; ++a) {
+      std::string name = fmt::format("row_{}", a);
+      Expr load = _Load(in_buf, Address(in, a, 0), w, mask_n);
+      if (!masked) {
+        s.push_back(_Declare(VecType(), name, load));
+      } else {
+        s.push_back(_Declare(VecType(), name, _Broadcast(_LimitConst(sem::LimitKind::Zero, Type::Scalar(dtype_)), w)));
+        s.push_back(_If(pos_[o_] + a < I(range_o_), _Assign(_Var(name, VecType()), load)));
+      }
+      rows.push_back(_Var(name, VecType()));
+    }
+    // The transpose: log2(W) stages, stage k swapping bit k of the row with
+    // bit k of the lane. Each new row takes half its lanes from one other
+    // row, so LLVM folds it into one two-source shuffle (64 shuffles for a
+    // 16 x 16 tile instead of one per element).
+    for (int d = 1, stage = 0; d < w; d *= 2, ++stage) {
+      std::vector<Expr> next(w);
+      for (int r = 0; r < w; ++r) {
+        int partner = r ^ d;
+        bool low = (r & d) == 0;
+        // One statement per lane: OpenCL C spells an insert with its vector
+        // once per lane, so nested inserts would grow exponentially.
+        std::string name = fmt::format("t{}_{}", stage, r);
+        Expr v = _Var(name, VecType());
+        s.push_back(_Declare(VecType(), name, rows[r]));
+        for (int c = 0; c < w; ++c)
+          if (((c & d) != 0) == low)
+            s.push_back(_Assign(v, _Insert(v, c, _Extract(rows[partner], low ? c - d : c + d))));
+        next[r] = v;
+      }
+      rows = std::move(next);
+    }
+    // Row b now holds lane b of every loaded row: stored along o.
+    for (int b = 0; b < w; ++b) {
+      Stmt store = _Store(out_buf, Address(out, 0, b), rows[b], false, mask_o);
+      s.push_back(masked ? _If(pos_[n_] + b < I(range_n_), store) : store);
+    }
+    return _Block(std::move(s));
+  }
+
+  const KernelSpec& spec_;
+  const FlatContraction& flat_;
+  const lang::Program& program_;
+  const HardwareModel& hw_;
+
+  DataType dtype_ = DataType::F32;
+  int o_ = -1, n_ = -1;
+  int64_t w_ = 16;
+  std::vector<int> run_o_, run_n_, grid_;
+  int64_t range_o_ = 1, range_n_ = 1, grid_items_ = 1;
+
+  std::vector<std::string> names_;
+  std::vector<Expr> params_;
+  std::vector<Expr> pos_;
+};
+
+}  // namespace
+
+std::optional<GeneratedKernel> GenerateTransposeKernel(const KernelSpec& spec,
+                                                       const lang::Program& program,
+                                                       const HardwareModel& hw) {
+  return TransposeGen(spec, program, hw).Run();
+}
+
+}  // namespace tilec::compiler

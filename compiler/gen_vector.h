@@ -1,0 +1,170 @@
+// The vector form's generator (the CPU form of contraction and elementwise
+// kernels; what it emits is described in gen_vector.cc). Shared by
+// gen_vector.cc (planning: which index gets the lanes, the block, the grid,
+// the reduction loops) and gen_vector_emit.cc (emission: positions, lane
+// masks, the reduction nest, post-ops and stores). Internal to the
+// compiler: the entry point is GenerateVectorKernel (codegen.h).
+#pragma once
+
+#include <algorithm>
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "compiler/codegen.h"
+#include "compiler/sem/builder.h"
+
+namespace tilec::compiler::vector_form {
+
+using lang::DataType;
+using sem::Expr;
+using sem::Stmt;
+using sem::Type;
+
+inline int64_t Abs(int64_t v) { return v < 0 ? -v : v; }
+
+constexpr int kMaxVectors = 4;  // vectors per work item along v
+
+// Lanes of a vector of `dtype` (hw.vec_size counts f32 lanes), 2 to 16.
+inline int64_t MaxLanes(const HardwareModel& hw, DataType dtype) {
+  return std::clamp<int64_t>(hw.vec_size * 32 / lang::BitWidth(dtype), 2, 16);
+}
+
+inline Expr And(Expr a, Expr b) {
+  return a ? sem::builder::_LogicalAnd(std::move(a), std::move(b)) : b;
+}
+
+class VecGen {
+ public:
+  VecGen(const KernelSpec& spec, const lang::Program& program, const HardwareModel& hw, int64_t rows)
+      : spec_(spec), flat_(spec.flat), program_(program), hw_(hw), rows_(rows) {}
+
+  std::optional<GeneratedKernel> Run();
+
+ private:
+  // --- Planning ---------------------------------------------------------------
+
+  bool Plan();
+
+  // One vector covers v (the inner block of a blocked layout, nChw16c's
+  // c%16): the work item's vectors step along another output index q
+  // instead (co/16), one that no broadcast input moves along, so each
+  // broadcast feeds NV vectors as along v. NV divides q's range; q is in no
+  // constraint without v (lane masks take q's value per vector).
+  void PlanVectorsAlongQ();
+
+  static bool IsFloatOrBool(DataType t) { return lang::IsFloat(t) || t == DataType::Bool; }
+
+  // v may be the vector index: nothing the kernel touches moves along it
+  // with a stride other than 0 or 1 (writes: exactly 1), and constraints
+  // mention it with coefficient 0 or +-1 (a lane mask is an interval then).
+  bool VectorCandidate(int v) const;
+
+  // i is in a constraint that the slow path checks (not a loop bound).
+  bool Constrained(int i) const;
+  bool IsLoopBound(size_t c) const { return c < bound_inner_.size() && bound_inner_[c] >= 0; }
+
+  // Lane masks are per vector and shared by the block's rows, so p must not
+  // share a constraint with v.
+  bool ConstrainedAlongP(int i) const;
+
+  // Elementwise kernels writing far more than the caches hold store around
+  // them, when every vector store is aligned to its size.
+  bool StreamingStores() const;
+
+  bool PTail() const { return p_ >= 0 && flat_.indices[p_].range % pb_ != 0; }
+  // The last v block reaches past v's range (masked loads and stores).
+  bool VTail() const { return VSpan() * (q_ >= 0 ? 1 : vblocks_) != flat_.indices[v_].range; }
+  // Values of v one work item covers.
+  int64_t VSpan() const { return q_ >= 0 ? w_ : int64_t{nv_} * w_; }
+  // Offset of vector vv from the work item's first along v (0 along q).
+  int64_t VOffset(int vv) const { return q_ >= 0 ? 0 : int64_t{vv} * w_; }
+  // The slow path masks lanes (v's tail, constraints on v).
+  bool Masked() const { return VTail() || v_constrained_; }
+
+  std::string PlanText() const;
+
+  // --- Emission ---------------------------------------------------------------
+
+  Type VecType() const { return Type::Scalar(dtype_, w_); }
+  static std::string AccName(int pp, int vv) { return fmt::format("acc_{}_{}", pp, vv); }
+  Expr Acc(int pp, int vv) const { return sem::builder::_Var(AccName(pp, vv), VecType()); }
+  Expr Identity() const;  // the aggregation's identity, a vector
+  Expr I(int64_t v) const { return sem::builder::_Const(v); }
+  Expr Pos(int i) const { return pos_[i]; }
+
+  void DeclarePositions(std::vector<Stmt>& top);
+
+  // `lane`: the index vector 0, 1, ..., W-1 that lane masks compare with
+  // (built lane by lane: sem has no vector literal).
+  void DeclareLanes(std::vector<Stmt>& top);
+  Expr Lanes() const { return sem::builder::_Var("lane", Type::Index(w_)); }
+
+  // The lanes of vector vv (of the current block) that lie inside v's range
+  // and satisfy the constraints on v at the current position; null when
+  // every lane does by construction.
+  Expr LaneMask(int vv, bool tail, bool constraints) const;
+
+  // Element offset of access `a` at the current position, p moved by pp, v
+  // by `dv` elements and q by vv (vectors along q).
+  Expr Address(const FlatAccess& a, int pp, int64_t dv, int vv) const;
+
+  Expr Buffer(const std::string& tensor) const { return BufferOf(spec_, params_, tensor); }
+
+  const FlatAccess& PointAccess(const std::string& tensor) const {
+    return compiler::PointAccess(spec_, tensor);
+  }
+
+  // Every constraint holds on the whole block (all reduction values, PB
+  // values of p), and the block has no tail.
+  Expr FastCondition() const;
+
+  // Constraints not on v (and p's tail) at the current point, for block row
+  // pp; the ones on v are lane masks.
+  Expr PointValid(int pp) const;
+
+  // Input a's value for block row pp and vector vv. `clamp`: the point may
+  // be invalid, so keep the address inside the buffer (the value is unused).
+  // Vector loads take the lane mask of vv when the slow path has them (the
+  // masked-off lanes are not read, so need no clamp).
+  Expr LoadInput(int a, int pp, int vv, bool clamp);
+
+  // The loop nest over the reductions with the accumulator updates.
+  Stmt Compute(bool checks);
+
+  // Post-ops and stores of every block row; `masked`: the block with v's
+  // tail (its lanes past the range are neither read nor written).
+  Stmt Epilogues(bool masked);
+
+  // Post-ops and stores of block row pp; `tails`: per vector, the lanes in
+  // v's range (empty: all).
+  Stmt Epilogue(int pp, const std::vector<Expr>& tails);
+
+  const KernelSpec& spec_;
+  const FlatContraction& flat_;
+  const lang::Program& program_;
+  const HardwareModel& hw_;
+  int64_t rows_ = 0;  // forced block rows, or 0
+
+  bool contraction_ = true;
+  bool v_constrained_ = false;  // a constraint mentions v (lane masks)
+  bool v_outer_ = false;        // launch dimension 2 walks the v blocks (else 1)
+  bool vector_epilogue_ = true;
+  bool streaming_ = false;  // non-temporal vector stores (StreamingStores)
+  DataType dtype_ = DataType::F32;
+  int v_ = -1, w_ = 1, nv_ = 1;
+  int p_ = -1, pb_ = 1;
+  int q_ = -1;  // the vectors step along q, not v (PlanVectorsAlongQ)
+  int64_t vblocks_ = 1, pblocks_ = 1, grid_items_ = 1;
+  std::vector<int> grid_, reductions_;
+  std::vector<int> bound_inner_;  // per constraint: the reduction whose loop it bounds, or -1
+  std::vector<bool> vector_input_;
+
+  std::vector<std::string> names_;
+  std::vector<Expr> params_;
+  std::vector<Expr> pos_;  // current value of each index (null: not in scope)
+  std::vector<Expr> masks_;  // per vector: its lane mask in the slow path (empty: none)
+};
+
+}  // namespace tilec::compiler::vector_form

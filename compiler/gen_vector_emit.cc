@@ -1,0 +1,359 @@
+// The vector form's emission (the VecGen methods that build the sem tree:
+// positions from the group ids, lane masks, the fast and slow reduction
+// nests, post-ops and stores). Planning is in gen_vector.cc.
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <climits>
+#include <limits>
+#include <map>
+#include <optional>
+
+#include "compiler/gen_elementwise.h"
+#include "compiler/gen_vector.h"
+#include "support/error.h"
+
+namespace tilec::compiler::vector_form {
+
+using namespace sem::builder;
+
+void VecGen::DeclarePositions(std::vector<Stmt>& top) {
+  auto declare = [&](int i, Expr value) {
+    std::string name = names_[i] + "_0";
+    top.push_back(_Declare(Type::Index(), name, value));
+    pos_[i] = _Var(name, Type::Index());
+  };
+  // Dimension 0 (the fastest on CPU devices) walks the p blocks, so
+  // consecutive work items reuse the same vector-input panel in cache.
+  if (p_ >= 0) declare(p_, _Index(sem::ThreadIndexKind::GroupId, 0) * int64_t{pb_});
+  Expr vblock = _Index(sem::ThreadIndexKind::GroupId, v_outer_ ? 2 : 1);
+  if (q_ >= 0) {
+    declare(q_, vblock * int64_t{nv_});
+    declare(v_, I(0));
+  } else {
+    declare(v_, vblock * (int64_t{nv_} * w_));
+  }
+  Expr rest = _Index(sem::ThreadIndexKind::GroupId, v_outer_ ? 1 : 2);
+  for (size_t k = 0; k < grid_.size(); ++k) {
+    int i = grid_[k];
+    int64_t range = flat_.indices[i].range;
+    declare(i, k + 1 == grid_.size() ? rest : rest % range);
+    if (k + 1 != grid_.size()) rest = rest / range;
+  }
+}
+
+void VecGen::DeclareLanes(std::vector<Stmt>& top) {
+  top.push_back(_Declare(Type::Index(w_), "lane", _Broadcast(I(0), w_)));
+  for (int k = 1; k < w_; ++k) top.push_back(_Assign(Lanes(), _Insert(Lanes(), k, I(k))));
+}
+
+Expr VecGen::LaneMask(int vv, bool tail, bool constraints) const {
+  Expr start = pos_[v_] + VOffset(vv);  // v at lane 0
+  Expr hi, lo;                               // lanes in [lo, hi)
+  auto bound = [](Expr& b, Expr e, bool upper) { b = !b ? e : upper ? _Min(b, e) : _Max(b, e); };
+  if (tail && VTail()) bound(hi, I(flat_.indices[v_].range) - start, true);
+  for (const FlatConstraint& c : flat_.constraints) {
+    int64_t k = c.lhs[v_];
+    if (!constraints || k == 0) continue;
+    Expr rest = I(0);
+    for (int i = 0; i < flat_.num_indices(); ++i)
+      if (i != v_ && c.lhs[i] != 0) rest = rest + (i == q_ ? pos_[i] + vv : pos_[i]) * c.lhs[i];
+    // k * (start + lane) + rest <= rhs, k = +-1
+    if (k > 0)
+      bound(hi, I(c.rhs + 1) - rest - start, true);
+    else
+      bound(lo, rest - I(c.rhs) - start, false);
+  }
+  Expr mask;
+  if (hi) mask = Lanes() < _Broadcast(hi, w_);
+  if (lo) mask = And(mask, Lanes() >= _Broadcast(lo, w_));
+  return mask;
+}
+
+Expr VecGen::Address(const FlatAccess& a, int pp, int64_t dv, int vv) const {
+  int64_t q = q_ >= 0 ? a.strides[q_] * vv : 0;
+  Expr e = I(a.offset + (p_ >= 0 ? a.strides[p_] * pp : 0) + a.strides[v_] * dv + q);
+  for (int i = 0; i < flat_.num_indices(); ++i)
+    if (a.strides[i] != 0 && pos_[i]) e = e + pos_[i] * a.strides[i];
+  return e;
+}
+
+Expr VecGen::FastCondition() const {
+  Expr all;
+  for (size_t n = 0; n < flat_.constraints.size(); ++n) {
+    if (IsLoopBound(n)) continue;
+    const FlatConstraint& c = flat_.constraints[n];
+    int64_t worst = 0;
+    Expr sum = I(0);
+    for (int i = 0; i < flat_.num_indices(); ++i) {
+      int64_t k = c.lhs[i];
+      if (k == 0) continue;
+      if (pos_[i] == nullptr) {  // a reduction: its whole range
+        worst += k > 0 ? k * (flat_.indices[i].range - 1) : 0;
+        continue;
+      }
+      sum = sum + pos_[i] * k;
+      if (i == p_ && k > 0) worst += k * (pb_ - 1);
+      if (i == v_ && k > 0) worst += k * (VSpan() - 1);
+      if (i == q_ && k > 0) worst += k * (nv_ - 1);
+    }
+    all = And(all, sum + worst <= c.rhs);
+  }
+  if (PTail()) all = And(all, pos_[p_] + int64_t{pb_} <= flat_.indices[p_].range);
+  if (VTail()) all = And(all, pos_[v_] + VSpan() <= flat_.indices[v_].range);
+  return all;
+}
+
+Expr VecGen::PointValid(int pp) const {
+  Expr ok;
+  for (size_t n = 0; n < flat_.constraints.size(); ++n) {
+    const FlatConstraint& c = flat_.constraints[n];
+    if (c.lhs[v_] != 0 || IsLoopBound(n)) continue;
+    Expr sum = I(0);
+    for (int i = 0; i < flat_.num_indices(); ++i)
+      if (c.lhs[i] != 0) sum = sum + (i == p_ ? pos_[i] + pp : pos_[i]) * c.lhs[i];
+    ok = And(ok, sum <= c.rhs);
+  }
+  if (PTail()) ok = And(ok, pos_[p_] + pp < flat_.indices[p_].range);
+  return ok;
+}
+
+Expr VecGen::LoadInput(int a, int pp, int vv, bool clamp) {
+  const FlatAccess& acc = flat_.accesses[a];
+  Expr buf = Buffer(acc.tensor);
+  int width = vector_input_[a - 1] ? w_ : 1;
+  Expr mask = width > 1 && !masks_.empty() ? masks_[vv] : nullptr;
+  Expr addr = Address(acc, pp, width > 1 ? VOffset(vv) : 0, vv);
+  if (clamp && !mask) addr = _Clamp(addr, I(0), I(std::max<int64_t>(acc.limit - width, 0)));
+  Expr v = width > 1 ? _Load(buf, addr, w_, mask) : _Broadcast(_Load(buf, addr), w_);
+  if (acc.dtype != dtype_) v = _Cast(VecType(), v);
+  return v;
+}
+
+Stmt VecGen::Compute(bool checks) {
+  for (int r : reductions_) pos_[r] = _Var(names_[r], Type::Index());
+  // Position of the innermost constrained reduction loop (guards go in it).
+  int guard_level = -1;
+  for (size_t k = 0; k < reductions_.size(); ++k)
+    if (Constrained(reductions_[k])) guard_level = static_cast<int>(k);
+  std::vector<Expr> ok(pb_);
+  std::vector<Stmt> guards, masks;
+  bool any_ok = false;
+  if (checks)
+    for (int pp = 0; pp < pb_; ++pp)
+      if (Expr e = PointValid(pp)) {
+        std::string name = fmt::format("ok_{}", pp);
+        guards.push_back(_Declare(Type::Bool(), name, e));
+        ok[pp] = _Var(name, Type::Bool());
+        any_ok = true;
+      }
+  masks_.clear();
+  if (checks && Masked())
+    for (int vv = 0; vv < nv_; ++vv) {
+      std::string name = fmt::format("mask_{}", vv);
+      masks.push_back(_Declare(Type::Bool(w_), name, LaneMask(vv, true, true)));
+      masks_.push_back(_Var(name, Type::Bool(w_)));
+    }
+
+  // Innermost body: loads and multiply-adds; `guarded`: each row under its
+  // ok flag, shared loads clamped.
+  auto make_body = [&](bool guarded) {
+    std::vector<Stmt> body;
+    std::map<std::pair<int, int>, Expr> shared;  // (input, vv) -> value reused across p
+    for (int a = 1; a <= flat_.num_inputs; ++a) {
+      bool moves_with_p = p_ >= 0 && flat_.accesses[a].strides[p_] != 0;
+      if (moves_with_p || pb_ == 1) continue;
+      for (int vv = 0; vv < (vector_input_[a - 1] ? nv_ : 1); ++vv) {
+        std::string name = fmt::format("in{}_{}", a, vv);
+        body.push_back(_Declare(VecType(), name, LoadInput(a, 0, vv, guarded)));
+        shared[{a, vv}] = _Var(name, VecType());
+      }
+    }
+    for (int pp = 0; pp < pb_; ++pp) {
+      std::vector<Stmt> row;
+      std::map<std::pair<int, int>, Expr> local;
+      auto value = [&](int a, int vv) -> Expr {
+        int key_vv = vector_input_[a - 1] ? vv : 0;
+        if (auto it = shared.find({a, key_vv}); it != shared.end()) return it->second;
+        if (auto it = local.find({a, key_vv}); it != local.end()) return it->second;
+        std::string name = fmt::format("in{}_{}_{}", a, pp, key_vv);
+        row.push_back(_Declare(VecType(), name, LoadInput(a, pp, key_vv, false)));
+        return local[{a, key_vv}] = _Var(name, VecType());
+      };
+      for (int vv = 0; vv < nv_; ++vv) {
+        Expr acc = Acc(pp, vv);
+        Expr update;
+        switch (flat_.comb_op) {
+          case lang::ast::CombOp::Mul: update = _Fma(value(1, vv), value(2, vv), acc); break;
+          case lang::ast::CombOp::Add: update = acc + (value(1, vv) + value(2, vv)); break;
+          default:  // one operand: a copy (keeps -0.0), or aggregated
+            switch (flat_.agg_op) {
+              case lang::ast::AggOp::Assign: update = value(1, vv); break;
+              case lang::ast::AggOp::Prod: update = acc * value(1, vv); break;
+              case lang::ast::AggOp::Max: update = _Max(acc, value(1, vv)); break;
+              case lang::ast::AggOp::Min: update = _Min(acc, value(1, vv)); break;
+              case lang::ast::AggOp::Sum: update = acc + value(1, vv); break;
+            }
+            break;
+        }
+        // Lanes a constraint excludes keep their sum (exact even where
+        // the other operand is inf or NaN).
+        if (v_constrained_ && !masks_.empty()) update = _Select(masks_[vv], update, acc);
+        row.push_back(_Assign(acc, update));
+      }
+      Stmt st = _Block(std::move(row));
+      body.push_back(guarded && ok[pp] ? _If(ok[pp], st) : st);
+    }
+    Stmt all = _Block(std::move(body));
+    // Masked shared loads are not clamped: they run only when a row is valid.
+    if (guarded && !masks_.empty() && any_ok) {
+      Expr some;
+      for (const Expr& e : ok)
+        if (e) some = some ? _LogicalOr(some, e) : e;
+      all = _If(some, all);
+    }
+    return all;
+  };
+  // Wraps `inner` in the reduction loops at levels [from, to].
+  auto loops = [&](int from, int to, Stmt inner) {
+    for (int k = to; k >= from; --k) {
+      int r = reductions_[k];
+      Expr begin = I(0), end = I(flat_.indices[r].range);
+      for (size_t n = 0; n < flat_.constraints.size(); ++n) {
+        if (bound_inner_[n] != r) continue;
+        const FlatConstraint& c = flat_.constraints[n];
+        Expr rest = I(0);
+        for (int i = 0; i < flat_.num_indices(); ++i)
+          if (i != r && c.lhs[i] != 0) rest = rest + pos_[i] * c.lhs[i];
+        // +-r + rest <= rhs
+        if (c.lhs[r] > 0)
+          end = _Min(end, I(c.rhs + 1) - rest);
+        else
+          begin = _Max(begin, rest - I(c.rhs));
+      }
+      inner = _For(names_[r], begin, end, 1, inner);
+    }
+    return inner;
+  };
+  int last = static_cast<int>(reductions_.size()) - 1;
+  Stmt nest;
+  if (guards.empty() && masks.empty()) {
+    nest = loops(0, last, make_body(false));
+  } else {
+    // Where every row is valid (most of a border block), the loops below
+    // run without guards.
+    for (Stmt& m : masks) guards.push_back(std::move(m));
+    if (!any_ok) {
+      guards.push_back(loops(guard_level + 1, last, make_body(false)));
+    } else {
+      Expr all;
+      for (const Expr& e : ok)
+        if (e) all = And(all, e);
+      guards.push_back(_If(all, loops(guard_level + 1, last, make_body(false)),
+                           loops(guard_level + 1, last, make_body(true))));
+    }
+    nest = loops(0, guard_level, _Block(std::move(guards)));
+  }
+  for (int r : reductions_) pos_[r] = nullptr;
+  masks_.clear();
+  return nest;
+}
+
+Stmt VecGen::Epilogues(bool masked) {
+  std::vector<Stmt> rows;
+  std::vector<Expr> tails;
+  for (int vv = 0; vv < nv_ && masked; ++vv) {
+    std::string name = fmt::format("tail_{}", vv);
+    rows.push_back(_Declare(Type::Bool(w_), name, LaneMask(vv, true, false)));
+    tails.push_back(_Var(name, Type::Bool(w_)));
+  }
+  for (int pp = 0; pp < pb_; ++pp) {
+    Stmt s = Epilogue(pp, tails);
+    if (PTail()) s = _If(Pos(p_) + pp < flat_.indices[p_].range, s);
+    rows.push_back(s);
+  }
+  return _Block(std::move(rows));
+}
+
+Stmt VecGen::Epilogue(int pp, const std::vector<Expr>& tails) {
+  std::vector<Stmt> s;
+  int counter = 0;
+  for (int vv = 0; vv < nv_; ++vv) {
+    int lanes = vector_epilogue_ ? 1 : w_;
+    // Vectors: masked loads and stores; lane by lane: each lane under an if.
+    Expr mask = tails.empty() || !vector_epilogue_ ? nullptr : tails[vv];
+    for (int lane = 0; lane < lanes; ++lane) {
+      size_t lane_begin = s.size();
+      int64_t dv = VOffset(vv) + lane;
+      int width = vector_epilogue_ ? w_ : 1;
+      std::map<std::string, Expr> env;
+      auto declare = [&](const std::string& tensor, Expr value) {
+        std::string name = fmt::format("r{}_{}_{}", pp, counter++, Sanitize(tensor));
+        s.push_back(_Declare(value->type, name, value));
+        env[tensor] = _Var(name, value->type);
+      };
+      if (contraction_) {
+        Expr acc = Acc(pp, vv);
+        declare(flat_.output().tensor, vector_epilogue_ ? acc : _Extract(acc, lane));
+      }
+      for (const lang::ElementwiseOp& op : flat_.post_ops) {
+        std::vector<Expr> operands;
+        for (const lang::Operand& o : op.operands) {
+          if (!o.is_tensor) {
+            operands.push_back(ScalarConst(o.scalar));
+          } else if (env.count(o.tensor)) {
+            operands.push_back(env[o.tensor]);
+          } else {
+            const FlatAccess& a = PointAccess(o.tensor);
+            Expr buf = Buffer(o.tensor);
+            bool along = a.strides[v_] == 1;
+            operands.push_back(width > 1 && along
+                                   ? _Load(buf, Address(a, pp, dv, vv), width, mask)
+                                   : _Load(buf, Address(a, pp, along ? dv : 0, vv)));
+          }
+        }
+        Expr coordinate;
+        if (op.fn == lang::ElemFn::Index) {
+          coordinate = I(spec_.coords.constant.at(op.axis));
+          for (int i = 0; i < flat_.num_indices(); ++i) {
+            int64_t c = spec_.coords.coeffs.at(op.axis)[i];
+            if (c == 0) continue;
+            Expr at = i == v_   ? pos_[i] + dv
+                      : i == p_ ? pos_[i] + pp
+                      : i == q_ ? pos_[i] + vv
+                                : pos_[i];
+            coordinate = coordinate + at * c;
+          }
+        }
+        DataType out = program_.Tensor(op.output).shape.dtype;
+        declare(op.output, GenerateElementwise(op, std::move(operands), out, coordinate));
+      }
+      for (const std::string& t : flat_.kernel_outputs) {
+        DataType dt = program_.Tensor(t).shape.dtype;
+        TILEC_CHECK(env.count(t), "kernel {} writes {} but never computes it", spec_.name, t);
+        Expr value = env[t];
+        if (value->type.width != width) value = _Broadcast(value, width);  // a scalar-only result
+        s.push_back(_Store(Buffer(t), Address(PointAccess(t), pp, dv, vv), ConvertValue(value, dt),
+                           streaming_ && width > 1 && !mask, mask));
+      }
+      if (!tails.empty() && !vector_epilogue_) {
+        std::vector<Stmt> one(s.begin() + static_cast<std::ptrdiff_t>(lane_begin), s.end());
+        s.resize(lane_begin);
+        s.push_back(_If(Pos(v_) + dv < flat_.indices[v_].range, _Block(std::move(one))));
+      }
+    }
+  }
+  return _Block(std::move(s));
+}
+
+// The accumulators' start: the aggregation's identity.
+Expr VecGen::Identity() const {
+  switch (flat_.agg_op) {
+    case lang::ast::AggOp::Prod: return _Float(1, VecType());
+    case lang::ast::AggOp::Max: return _Float(-std::numeric_limits<double>::infinity(), VecType());
+    case lang::ast::AggOp::Min: return _Float(std::numeric_limits<double>::infinity(), VecType());
+    default: return _Float(0, VecType());
+  }
+}
+
+}  // namespace tilec::compiler::vector_form

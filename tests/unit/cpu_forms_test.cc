@@ -1,0 +1,210 @@
+// Execution tests of the CPU forms for reductions along a contiguous axis
+// (compiler/gen_reduce.cc) and for transposes (compiler/gen_transpose.cc),
+// on the llvm device and on OpenCL (PoCL): each case asserts the form the
+// generator chose (its plan text) and compares the results with the
+// reference evaluator on random inputs, with sizes no vector or tile
+// divides (1, 7, 333, 1031), every aggregation, floats and integers.
+#include <gtest/gtest.h>
+
+#include "tests/unit/pipeline_cases.h"
+
+namespace tilec {
+namespace {
+
+using testing::Case;
+using testing::F32;
+using testing::F64;
+
+lang::Shape Of(lang::DataType t, std::vector<int64_t> dims) { return {t, std::move(dims)}; }
+
+class CpuForms : public ::testing::TestWithParam<std::string> {
+ protected:
+  // Compiles `c` in the CPU form for the device, compares with the evaluator
+  // and returns the plans of all kernels.
+  std::string Check(const Case& c, const std::string& what) {
+    auto device = testing::DeviceFor(GetParam());
+    if (!device) return "";
+    compiler::CompileOptions o;
+    o.use_local = false;
+    auto program = testing::CheckCase(device, c, o, fmt::format("{} on {}", what, GetParam()));
+    return testing::VectorPlans(*program);
+  }
+  void SetUp() override {
+    if (!testing::DeviceFor(GetParam())) GTEST_SKIP() << "no " << GetParam() << " device";
+  }
+};
+
+const char* kAllAggregations = R"(function (X[N, M]) -> (S, P, MX, MN) {
+  S[i : N] = +(X[i, j]);
+  P[i : N] = *(X[i, j]);
+  MX[i : N] = >(X[i, j]);
+  MN[i : N] = <(X[i, j]);
+})";
+
+TEST_P(CpuForms, RowReductionsEveryAggregationAndType) {
+  using lang::DataType;
+  for (DataType t : {DataType::F32, DataType::F64, DataType::I32, DataType::I64, DataType::U8,
+                     DataType::I16}) {
+    for (int64_t m : {1, 7, 333, 1031}) {
+      std::string name = fmt::format("{} x {}", lang::Name(t), m);
+      std::string plans = Check({kAllAggregations, {{"X", Of(t, {3, m})}}}, name);
+      if (m == 1) continue;  // a run of one value: whatever form, just right
+      std::string type(sem::ScalarName(t));
+      for (const char* agg : {"sum", "product", "max", "min"})
+        EXPECT_NE(plans.find(fmt::format("Reduction form: {} of {} along j ({} values)", agg, type, m)),
+                  std::string::npos)
+            << name << "\n" << plans;
+      if (m % 16 != 0) {
+        EXPECT_NE(plans.find("masked tail"), std::string::npos) << plans;
+      }
+    }
+  }
+  // 1031 = 16 * 64 + 7: the loop of 4 accumulators, 0 whole vectors left, a tail.
+  std::string plans = Check({kAllAggregations, {{"X", F32({2, 1031})}}}, "accumulators");
+  EXPECT_NE(plans.find("4 accumulators x 16 lanes"), std::string::npos) << plans;
+}
+
+TEST_P(CpuForms, GemvFullSumPoolingSoftmax) {
+  const char* gemv = "function (A[M, K], X[K]) -> (Y) { Y[m : M] = +(A[m, k] * X[k]); }";
+  for (auto shapes : {std::map<std::string, lang::Shape>{{"A", F32({7, 1031})}, {"X", F32({1031})}},
+                      {{"A", F64({5, 333})}, {"X", F64({333})}}}) {
+    std::string plans = Check({gemv, shapes}, "gemv");
+    EXPECT_NE(plans.find("Inputs: A vector, X vector"), std::string::npos) << plans;
+  }
+  // No output index: one work item over one merged run of 333 * 7.
+  std::string plans = Check({"function (X[N, M]) -> (Y) { Y[] = +(X[i, j]); }", {{"X", F32({333, 7})}}},
+                            "full sum");
+  EXPECT_NE(plans.find("along j*i (2331 values)"), std::string::npos) << plans;
+  // Global average pooling of NCHW data: h and w merge, the mean a post-op.
+  const char* pool = R"(function (I[N, C, H, W]) -> (O) {
+  S[n, c : N, C] = +(I[n, c, h, w]);
+  O = S / (H * W);
+})";
+  plans = Check({pool, {{"I", F32({2, 5, 7, 9})}}}, "global pooling");
+  EXPECT_NE(plans.find("along w*h (63 values)"), std::string::npos) << plans;
+  // A reduction with an outer loop (j) around the contiguous run (k).
+  plans = Check({"function (X[J, I, K]) -> (O) { O[i : I] = <(X[j, i, k]); }", {{"X", F32({3, 5, 333})}}},
+                "outer loop");
+  EXPECT_NE(plans.find("Outer reduction loops: j"), std::string::npos) << plans;
+  // Integers: a max whose result a post-op converts.
+  plans = Check({"function (X[N, M]) -> (O) { T[i : N] = >(X[i, j]); O = as_float(T, 32) * 2; }",
+                 {{"X", Of(lang::DataType::I32, {4, 333})}}},
+                "int max with post-op");
+  EXPECT_NE(plans.find("Reduction form: max of int"), std::string::npos) << plans;
+  const char* softmax = R"(function (X[N, D]) -> (Y) {
+  M[i, 0 : N, 1] = >(X[i, j]);
+  E = exp(X - M);
+  S[i, 0 : N, 1] = +(E[i, j]);
+  Y = E / S;
+})";
+  plans = Check({softmax, {{"X", F32({7, 333})}}}, "softmax");
+  EXPECT_NE(plans.find("Reduction form: max of float"), std::string::npos) << plans;
+  EXPECT_NE(plans.find("Reduction form: sum of float"), std::string::npos) << plans;
+}
+
+TEST_P(CpuForms, ColumnReductionsInTheVectorForm) {
+  // The output index is contiguous: lanes along it (the vector form), every
+  // aggregation starting from its identity, masked tails at 333 and 7.
+  const char* cols = R"(function (X[N, M]) -> (S, P, MX, MN) {
+  S[j : M] = +(X[i, j]);
+  P[j : M] = *(X[i, j]);
+  MX[j : M] = >(X[i, j]);
+  MN[j : M] = <(X[i, j]);
+})";
+  for (auto shape : {F32({5, 333}), F32({1031, 7}), F64({3, 40})}) {
+    std::string plans = Check({cols, {{"X", shape}}}, "column reductions");
+    for (const char* agg : {"(product)", "(max)", "(min)"})
+      EXPECT_NE(plans.find(fmt::format("along j {}", agg)), std::string::npos) << plans;
+  }
+  // NHWC global max pooling.
+  std::string plans = Check({"function (I[N, H, W, C]) -> (O) { O[n, c : N, C] = >(I[n, h, w, c]); }",
+                             {{"I", F32({2, 5, 7, 19})}}},
+                            "global max pooling");
+  EXPECT_NE(plans.find("along c (max)"), std::string::npos) << plans;
+}
+
+TEST_P(CpuForms, SplitReductions) {
+  // Too few outputs for the cores: partial results per row (i), then a
+  // combine kernel over them; every aggregation, floats and integers.
+  using lang::DataType;
+  const char* all = R"(function (X[N, M]) -> (S, MX, MN, P) {
+  S[] = +(X[i, j]);
+  MX[] = >(X[i, j]);
+  MN[] = <(X[i, j]);
+  P[] = *(X[i, j]);
+})";
+  for (DataType t : {DataType::F32, DataType::I32, DataType::F64}) {
+    auto device = testing::DeviceFor(GetParam());
+    compiler::CompileOptions o;
+    o.use_local = false;
+    Case c{all, {{"X", Of(t, {333, 1031})}}};
+    auto program = testing::CheckCase(device, c, o, fmt::format("split {}", lang::Name(t)));
+    const auto& kernels = program->compiled().kernels;
+    ASSERT_EQ(kernels.size(), 8u);
+    for (size_t k = 0; k < kernels.size(); k += 2) {
+      EXPECT_NE(kernels[k].spec.flat.comment.find("(partial results)"), std::string::npos);
+      EXPECT_NE(kernels[k + 1].spec.flat.comment.find("(combine)"), std::string::npos);
+      EXPECT_NE(kernels[k].code.vector_plan.find("Grid: 333 work items"), std::string::npos)
+          << kernels[k].code.vector_plan;
+    }
+    // The chunks are fixed by the shapes: the same bits on every run.
+    lang::Program bound = testing::BindCase(c);
+    auto inputs = testing::RandomInputs(bound, 7);
+    auto a = program->Run(inputs), b = program->Run(inputs);
+    for (const auto& [name, tensor] : a)
+      for (int64_t i = 0; i < tensor.size(); ++i) EXPECT_EQ(tensor.GetDouble(i), b.at(name).GetDouble(i));
+  }
+  // Global average pooling of one NCHW image with 3 channels: split along c's
+  // rows (h), w contiguous.
+  const char* pool = R"(function (I[N, C, H, W]) -> (O) {
+  S[n, c : N, C] = +(I[n, c, h, w]);
+  O = S / (H * W);
+})";
+  Check({pool, {{"I", F32({1, 3, 67, 333})}}}, "split pooling");
+  // A 1-D sum is not split (each part would be one element).
+  std::string plans = Check({"function (X[N]) -> (Y) { Y[] = +(X[i]); }", {{"X", F32({70000})}}}, "1-D sum");
+  EXPECT_NE(plans.find("Grid: 1 work items"), std::string::npos) << plans;
+}
+
+TEST_P(CpuForms, Transposes) {
+  using lang::DataType;
+  const char* t2 = "function (I[N, M]) -> (O) { O[j, i : M, N] = =(I[i, j]); }";
+  struct T {
+    DataType type;
+    int64_t n, m;
+  };
+  for (T t : {T{DataType::F32, 1, 7}, T{DataType::F32, 7, 333}, T{DataType::F32, 1031, 17},
+              T{DataType::F32, 16, 32}, T{DataType::F64, 33, 20}, T{DataType::I32, 333, 7},
+              T{DataType::I64, 9, 10}, T{DataType::U8, 40, 70}}) {
+    std::string name = fmt::format("transpose {} {} x {}", lang::Name(t.type), t.n, t.m);
+    std::string plans = Check({t2, {{"I", Of(t.type, {t.n, t.m})}}}, name);
+    if (t.n == 1) continue;  // one row: a plain copy
+    EXPECT_NE(plans.find("Transpose form"), std::string::npos) << name << "\n" << plans;
+    if (t.n % 16 != 0 || t.m % 16 != 0) {
+      EXPECT_NE(plans.find("masked tails"), std::string::npos) << plans;
+    }
+  }
+  const char* p021 = "function (X[A, B, C]) -> (Y) { Y[a, c, b : A, C, B] = =(X[a, b, c]); }";
+  std::string plans = Check({p021, {{"X", F32({3, 17, 35})}}}, "permute 021");
+  EXPECT_NE(plans.find("output along b (17 values), input along c (35 values)"), std::string::npos)
+      << plans;
+  // NCHW -> NHWC: h and w merge into one run of the input.
+  const char* to_nhwc = R"(function (X[N, C, H, W]) -> (Y) {
+  Y[n, h, w, c : N, H, W, C] = =(X[n, c, h, w]);
+})";
+  plans = Check({to_nhwc, {{"X", F32({2, 19, 5, 7})}}}, "nchw to nhwc");
+  EXPECT_NE(plans.find("output along c (19 values), input along w*h (35 values)"), std::string::npos)
+      << plans;
+  const char* to_nchw = R"(function (X[N, H, W, C]) -> (Y) {
+  Y[n, c, h, w : N, C, H, W] = =(X[n, h, w, c]);
+})";
+  plans = Check({to_nchw, {{"X", F64({2, 3, 11, 20})}}}, "nhwc to nchw");
+  EXPECT_NE(plans.find("output along w*h (33 values), input along c (20 values)"), std::string::npos)
+      << plans;
+}
+
+INSTANTIATE_TEST_SUITE_P(Devices, CpuForms, ::testing::Values("llvm", "opencl"),
+                         [](const auto& info) { return info.param; });
+
+}  // namespace
+}  // namespace tilec
