@@ -138,9 +138,14 @@ static_assert(TILEC_BOOL == static_cast<int>(lang::DataType::Bool) &&
               TILEC_F64 == static_cast<int>(lang::DataType::F64) && kNumDtypes == TILEC_F64 + 1);
 
 // `what()` names the argument in messages (formatted only on failure).
+// The caller's dtype field read as the int it is in C: in C++ a tilec_dtype
+// holding a value outside its enumerators' range (e.g. -1) may not even be
+// loaded as a tilec_dtype (UBSan's -fsanitize=enum), so it is copied out.
 template <typename What>
-lang::DataType ToDataType(tilec_dtype t, What&& what) {
-  int v = static_cast<int>(t);
+lang::DataType ToDataType(const tilec_dtype& t, What&& what) {
+  int v;
+  static_assert(sizeof(v) == sizeof(t));
+  std::memcpy(&v, &t, sizeof v);
   if (v < 0 || v >= kNumDtypes) TILEC_USAGE_ERROR("{}: {} is not a tilec_dtype", what(), v);
   return static_cast<lang::DataType>(v);
 }
