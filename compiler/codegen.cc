@@ -6,6 +6,7 @@
 #include <cctype>
 #include <map>
 
+#include "compiler/sem/builder.h"
 #include "compiler/sem/verify.h"
 #include "support/error.h"
 
@@ -63,6 +64,17 @@ std::vector<sem::Param> BufferParams(const KernelSpec& spec, const lang::Program
         {ParamName(t, pos++), sem::Type::Pointer(elem, sem::AddressSpace::Global, true), true});
   }
   return params;
+}
+
+GeneratedKernel StartCpuKernel(const KernelSpec& spec, const lang::Program& program,
+                               std::vector<sem::Expr>& params, std::vector<sem::Stmt>& top) {
+  GeneratedKernel out;
+  out.function.name = spec.name;
+  out.function.index_type = lang::DataType::I64;
+  out.function.params = BufferParams(spec, program);
+  for (const sem::Param& p : out.function.params) params.push_back(sem::builder::_Var(p.name, p.type));
+  top.push_back(sem::builder::_Comment(spec.flat.comment.empty() ? spec.name : spec.flat.comment));
+  return out;
 }
 
 const FlatAccess& PointAccess(const KernelSpec& spec, const std::string& tensor) {

@@ -93,6 +93,12 @@ std::vector<sem::Param> BufferParams(const KernelSpec& spec, const lang::Program
 // out like the output (Lower shares access 0 then); InternalError if
 // `tensor` is neither.
 const FlatAccess& PointAccess(const KernelSpec& spec, const std::string& tensor);
+// The start every CPU form (vector, reduction, transpose) shares: the
+// function named after the kernel with 64-bit addressing (CPU address
+// arithmetic folds into the loads then) and BufferParams; `params` gets
+// their VarRefs in order, `top` the kernel's comment.
+GeneratedKernel StartCpuKernel(const KernelSpec& spec, const lang::Program& program,
+                               std::vector<sem::Expr>& params, std::vector<sem::Stmt>& top);
 // The parameter (as a VarRef) holding `tensor`'s buffer; `params` are the
 // VarRefs of BufferParams(spec, …) in order.
 sem::Expr BufferOf(const KernelSpec& spec, const std::vector<sem::Expr>& params,

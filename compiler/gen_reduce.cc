@@ -80,15 +80,9 @@ class ReduceGen {
   std::optional<GeneratedKernel> Run() {
     if (!Plan()) return std::nullopt;
     names_ = IndexNames(flat_);
-    GeneratedKernel out;
-    out.function.name = spec_.name;
-    out.function.index_type = DataType::I64;
-    out.function.params = BufferParams(spec_, program_);
-    for (const sem::Param& p : out.function.params) params_.push_back(_Var(p.name, p.type));
-    pos_.assign(flat_.num_indices(), nullptr);
-
     std::vector<Stmt> top;
-    top.push_back(_Comment(flat_.comment.empty() ? spec_.name : flat_.comment));
+    GeneratedKernel out = StartCpuKernel(spec_, program_, params_, top);
+    pos_.assign(flat_.num_indices(), nullptr);
     // Output positions from the work-item id (fastest first).
     Expr rest = _Index(sem::ThreadIndexKind::GroupId, 0);
     for (size_t k = 0; k < grid_.size(); ++k) {

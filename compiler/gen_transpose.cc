@@ -49,15 +49,9 @@ class TransposeGen {
   std::optional<GeneratedKernel> Run() {
     if (!Plan()) return std::nullopt;
     names_ = IndexNames(flat_);
-    GeneratedKernel out;
-    out.function.name = spec_.name;
-    out.function.index_type = DataType::I64;
-    out.function.params = BufferParams(spec_, program_);
-    for (const sem::Param& p : out.function.params) params_.push_back(_Var(p.name, p.type));
-    pos_.assign(flat_.num_indices(), nullptr);
-
     std::vector<Stmt> top;
-    top.push_back(_Comment(flat_.comment.empty() ? spec_.name : flat_.comment));
+    GeneratedKernel out = StartCpuKernel(spec_, program_, params_, top);
+    pos_.assign(flat_.num_indices(), nullptr);
     auto declare = [&](int i, Expr value) {
       std::string name = names_[i] + "_0";
       top.push_back(_Declare(Type::Index(), name, value));
