@@ -287,12 +287,16 @@ class SpecialGen {
   };
 
   Scaled Scale(const lang::Polynomial& p, const std::map<std::string, Expr>& vars) const {
+    // Checked: a fuzzer's index "i / 2 - 77777772777777777 * a" overflowed
+    // the scaled coefficients (UserError, as every flat quantity).
+    constexpr const char* kWhat = "an index polynomial of a direct kernel";
     int64_t den = p.constant.den;
-    for (const auto& [v, c] : p.terms) den = std::lcm(den, c.den);
+    for (const auto& [v, c] : p.terms) den = CheckedMul(den / std::gcd(den, c.den), c.den, kWhat);
     Scaled s;
     s.den = den;
-    s.numerator = _Const(p.constant.num * (den / p.constant.den));
-    for (const auto& [v, c] : p.terms) s.numerator = s.numerator + vars.at(v) * (c.num * (den / c.den));
+    s.numerator = _Const(CheckedMul(p.constant.num, den / p.constant.den, kWhat));
+    for (const auto& [v, c] : p.terms)
+      s.numerator = s.numerator + vars.at(v) * CheckedMul(c.num, den / c.den, kWhat);
     return s;
   }
 
