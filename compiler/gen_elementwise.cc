@@ -147,6 +147,10 @@ Expr CombineValues(lang::ast::CombOp op, const std::vector<Expr>& in, DataType t
 bool IsVectorSafe(const lang::ElementwiseOp& op) {
   auto float_or_bool = [](DataType t) { return lang::IsFloat(t) || t == DataType::Bool; };
   if (!float_or_bool(op.compute_type)) return false;
+  // Bool arithmetic is computed as int (GenerateElementwise): lane by lane,
+  // as other integer work. Found by difftest (seeds 205434, 207809): the
+  // vector form cast an int vector to a scalar (an internal error).
+  if (op.compute_type == DataType::Bool && IsBoolArithmetic(op.fn)) return false;
   switch (op.fn) {
     case ElemFn::BitNot:
     case ElemFn::BitAnd:

@@ -64,6 +64,27 @@ TEST(DifftestRegressions, BoolArithmetic) {
 // floats), a conversion to f16 inside a kernel did not round, so
 // as_float(X, 16) of an f32 X kept all of X's bits. `Same` is exact: it is
 // true only where X is representable in f16.
+// Seeds 205434 and 207809 (OpenCL campaign): bool arithmetic in a float
+// output's post-ops took the vector form, which cast an int vector to a
+// scalar (internal error on both backends). Sizes that fill and do not fill
+// a vector.
+TEST(DifftestRegressions, BoolArithmeticInVectorPostOps) {
+  for (int64_t n : {2, 37}) {
+    CheckBothBackends(Case("function (A[N2, N0, N1]) -> (T1) {\n"
+                           "  T0 = A;\n"
+                           "  T1 = (1.0 + (as_bool(T0) * as_bool(T0)));\n"
+                           "}",
+                           {{"A", F32({n, 1, 3})}}),
+                      "as_bool * as_bool + 1.0");
+    CheckBothBackends(Case("function (A[N1, N0], B[N1]) -> (T2) {\n"
+                           "  T0 = (1.0 + ((min(A, A) || A) * (A <= A)));\n"
+                           "  T2 = T0;\n"
+                           "}",
+                           {{"A", F32({n, 5})}, {"B", {lang::DataType::I32, {n}}}}),
+                      "(x || y) * (x <= y) + 1.0");
+  }
+}
+
 TEST(DifftestRegressions, ConversionToHalfRounds) {
   CheckBothBackends(Case("function (B[N], I[N]) -> (T, W, Same, H) {\n"
                          "  T = B + as_float(B, 16);\n"
