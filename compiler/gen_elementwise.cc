@@ -8,15 +8,9 @@
 #include "support/error.h"
 
 namespace tilec::compiler {
-namespace {
 
-using lang::DataType;
-using lang::ElemFn;
-using namespace sem::builder;
-using sem::Expr;
-using sem::Type;
-
-DataType UnsignedOf(DataType t) {
+lang::DataType UnsignedOf(lang::DataType t) {
+  using lang::DataType;
   switch (t) {
     case DataType::I8: return DataType::U8;
     case DataType::I16: return DataType::U16;
@@ -25,6 +19,14 @@ DataType UnsignedOf(DataType t) {
     default: return t;
   }
 }
+
+namespace {
+
+using lang::DataType;
+using lang::ElemFn;
+using namespace sem::builder;
+using sem::Expr;
+using sem::Type;
 
 bool IsSignedInt(DataType t) { return lang::IsSigned(t); }
 

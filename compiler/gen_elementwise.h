@@ -18,6 +18,10 @@ namespace tilec::compiler {
 // (to bool: != 0; float to integer: saturating, NaN -> 0).
 sem::Expr ConvertValue(const sem::Expr& e, lang::DataType to);
 
+// The unsigned type of a signed integer type (i32 -> u32), where wrapping
+// arithmetic is done; any other type itself.
+lang::DataType UnsignedOf(lang::DataType t);
+
 // The value of `op` as a value of `out_dtype`, given its operands as values
 // of any type (they are converted to op.compute_type here). Operands may be
 // vectors of one width when IsVectorSafe(op); scalar operands are then

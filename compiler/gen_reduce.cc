@@ -51,16 +51,6 @@ using sem::Type;
 
 constexpr int kAccumulators = 4;
 
-DataType UnsignedOf(DataType t) {
-  switch (t) {
-    case DataType::I8: return DataType::U8;
-    case DataType::I16: return DataType::U16;
-    case DataType::I32: return DataType::U32;
-    case DataType::I64: return DataType::U64;
-    default: return t;
-  }
-}
-
 std::string_view AggName(AggOp op) {
   switch (op) {
     case AggOp::Sum: return "sum";
