@@ -200,6 +200,10 @@ bool VecGen::Plan() {
     }
     pb_ = static_cast<int>(best);
     pblocks_ = (range_p + pb_ - 1) / pb_;
+    // A tail of p costs a guarded slow path in its whole block (a third of
+    // the work of a 14x14 convolution in blocks of 5); recomputing a few
+    // rows of the previous block costs less.
+    p_shift_ = range_p % pb_ != 0 && PShiftAllowed();
   }
   for (int i : outs)
     if (i != p_) grid_.push_back(i);  // fastest first
@@ -295,6 +299,15 @@ void VecGen::PlanVectorsAlongQ() {
   }
 }
 
+bool VecGen::PShiftAllowed() const {
+  // accesses[1..]: everything the kernel reads from memory (contraction and
+  // post-op inputs); post-ops reading an earlier result use its register.
+  for (size_t a = 1; a < flat_.accesses.size(); ++a)
+    for (const std::string& t : flat_.kernel_outputs)
+      if (flat_.accesses[a].tensor == t) return false;
+  return true;
+}
+
 bool VecGen::VectorCandidate(int v) const {
   for (const FlatAccess& a : flat_.accesses)
     if (a.strides[v] != 0 && a.strides[v] != 1) return false;
@@ -338,7 +351,8 @@ std::string VecGen::PlanText() const {
                               : flat_.agg_op == lang::ast::AggOp::Min ? "min"
                                                                       : "product");
   if (q_ >= 0) s += fmt::format(" (vectors along {})", flat_.indices[q_].name);
-  if (p_ >= 0) s += fmt::format(", block of {} along {}", pb_, flat_.indices[p_].name);
+  if (p_ >= 0) s += fmt::format(", block of {} along {}{}", pb_, flat_.indices[p_].name,
+                                p_shift_ ? " (the last block shifted back)" : "");
   if (VTail()) s += ", masked tail";
   if (v_constrained_) s += fmt::format(", constraints on {} as lane masks", flat_.indices[v_].name);
   s += "\n";

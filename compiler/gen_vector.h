@@ -73,7 +73,13 @@ class VecGen {
   // them, when every vector store is aligned to its size.
   bool StreamingStores() const;
 
-  bool PTail() const { return p_ >= 0 && flat_.indices[p_].range % pb_ != 0; }
+  // The last p block reaches past p's range and is guarded row by row
+  // (never when the block is shifted back instead: p_shift_).
+  bool PTail() const { return p_ >= 0 && !p_shift_ && flat_.indices[p_].range % pb_ != 0; }
+  // The last p block may start earlier and overlap its neighbour instead:
+  // nothing the kernel writes is also read by it, so computing and storing
+  // some rows twice (with the same values) is harmless.
+  bool PShiftAllowed() const;
   // The last v block reaches past v's range (masked loads and stores).
   bool VTail() const { return VSpan() * (q_ >= 0 ? 1 : vblocks_) != flat_.indices[v_].range; }
   // Values of v one work item covers.
@@ -155,6 +161,7 @@ class VecGen {
   DataType dtype_ = DataType::F32;
   int v_ = -1, w_ = 1, nv_ = 1;
   int p_ = -1, pb_ = 1;
+  bool p_shift_ = false;  // the last p block starts at range - PB (no p tail)
   int q_ = -1;  // the vectors step along q, not v (PlanVectorsAlongQ)
   int64_t vblocks_ = 1, pblocks_ = 1, grid_items_ = 1;
   std::vector<int> grid_, reductions_;

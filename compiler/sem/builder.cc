@@ -96,6 +96,11 @@ Stmt _For(std::string var, Expr begin, Expr end, int64_t step, Stmt body) {
 Stmt _For(std::string var, int64_t begin, int64_t end, int64_t step, Stmt body) {
   return _For(std::move(var), IntConst::Make(begin), IntConst::Make(end), step, std::move(body));
 }
+Stmt _NoUnroll(const Stmt& for_loop) {
+  TILEC_CHECK(for_loop && for_loop->kind == NodeKind::For, "sem: _NoUnroll of a statement that is not a loop");
+  const auto& f = static_cast<const For&>(*for_loop);
+  return For::Make(f.var, f.begin, f.end, f.step, f.body, false);
+}
 Stmt _While(Expr cond, Stmt body) { return While::Make(std::move(cond), std::move(body)); }
 Stmt _Barrier(MemFence fence) { return Barrier::Make(fence); }
 Stmt _Return(Expr value) { return Return::Make(std::move(value)); }

@@ -69,6 +69,8 @@ Stmt _If(Expr cond, Stmt then_body, Stmt else_body = nullptr);
 // for (var = begin; var < end; var += step); the step gets begin's type.
 Stmt _For(std::string var, Expr begin, Expr end, int64_t step, Stmt body);
 Stmt _For(std::string var, int64_t begin, int64_t end, int64_t step, Stmt body);  // index type
+// The same loop, marked not to be unrolled (For::unroll).
+Stmt _NoUnroll(const Stmt& for_loop);
 Stmt _While(Expr cond, Stmt body);
 Stmt _Barrier(MemFence fence = MemFence::Local);
 Stmt _Return(Expr value = nullptr);

@@ -547,7 +547,7 @@ Stmt If::Make(Expr cond, Stmt then_body, Stmt else_body) {
   return Stmt(new If(std::move(cond), std::move(then_body), std::move(else_body)));
 }
 
-Stmt For::Make(std::string var, Expr begin, Expr end, Expr step, Stmt body) {
+Stmt For::Make(std::string var, Expr begin, Expr end, Expr step, Stmt body, bool unroll) {
   CheckName(var);
   CheckIntegerScalar(begin, "loop begin");
   CheckIntegerScalar(end, "loop end");
@@ -565,7 +565,7 @@ Stmt For::Make(std::string var, Expr begin, Expr end, Expr step, Stmt body) {
   TILEC_CHECK(s && s->value > 0, "sem: loop '{}' needs a constant step > 0", var);
   TILEC_CHECK(body != nullptr, "sem: loop '{}' without a body", var);
   return Stmt(new For(std::move(var), std::move(begin), std::move(end), std::move(step),
-                      std::move(body)));
+                      std::move(body), unroll));
 }
 
 Expr For::Var() const { return VarRef::Make(var, begin->type); }

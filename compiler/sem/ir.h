@@ -542,14 +542,19 @@ struct For final : StmtNode {
   const std::string var;
   const Expr begin, end, step;  // index, int or long; step an IntConst > 0
   const Stmt body;
-  static Stmt Make(std::string var, Expr begin, Expr end, Expr step, Stmt body);
+  // False: the backends must not unroll the loop (its body is already a
+  // register block; unrolled, the loads of every iteration are hoisted
+  // together and spill: `#pragma unroll 1` in OpenCL C,
+  // llvm.loop.unroll.disable in LLVM IR). True: the backend decides.
+  const bool unroll = true;
+  static Stmt Make(std::string var, Expr begin, Expr end, Expr step, Stmt body, bool unroll = true);
   Expr Var() const;  // a VarRef to the loop variable
   int64_t Step() const;
 
  private:
-  For(std::string v, Expr b, Expr e, Expr s, Stmt body)
+  For(std::string v, Expr b, Expr e, Expr s, Stmt body, bool unroll)
       : StmtNode(kKind), var(std::move(v)), begin(std::move(b)), end(std::move(e)),
-        step(std::move(s)), body(std::move(body)) {}
+        step(std::move(s)), body(std::move(body)), unroll(unroll) {}
 };
 
 struct While final : StmtNode {

@@ -258,7 +258,7 @@ Stmt Mutator::MutateFor(const For& n, const Stmt& self) {
   Expr b = Mutate(n.begin), e = Mutate(n.end), s = Mutate(n.step);
   Stmt body = Mutate(n.body);
   if (b == n.begin && e == n.end && s == n.step && body == n.body) return self;
-  return For::Make(n.var, b, e, s, body);
+  return For::Make(n.var, b, e, s, body, n.unroll);
 }
 
 Stmt Mutator::MutateWhile(const While& n, const Stmt& self) {

@@ -220,6 +220,10 @@ class StmtPrinter : public Visitor {
   }
   void VisitFor(const For& n) override {
     Indent();
+    if (!n.unroll) {
+      out_ += "#pragma unroll 1\n";
+      Indent();
+    }
     out_ += fmt::format("for ({} {} = ", ToString(n.begin->type), n.var);
     E(n.begin);
     out_ += fmt::format("; {} < ", n.var);

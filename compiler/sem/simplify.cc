@@ -299,7 +299,7 @@ class Simplifier : public Mutator {
       if (trips == 1) return Mutate(Block::Make({Declare::Make(n.var, b->type, b), body}));
     }
     if (b == n.begin && e == n.end && body == n.body) return self;
-    return For::Make(n.var, b, e, n.step, body);
+    return For::Make(n.var, b, e, n.step, body, n.unroll);
   }
 
   Stmt MutateWhile(const While& n, const Stmt& self) override {

@@ -211,7 +211,14 @@ void FunctionLowering::ForStmt(const sem::For& n, bool uniform) {
   // v += step cannot wrap: stepping past the end of a signed range is undefined.
   llvm::Value* next = b_.CreateAdd(b_.CreateLoad(var.ty, addr), step, n.var + ".next", false, true);
   b_.CreateStore(next, addr);
-  b_.CreateCondBr(b_.CreateICmpSLT(next, end), body, exit);
+  llvm::BranchInst* back = b_.CreateCondBr(b_.CreateICmpSLT(next, end), body, exit);
+  if (!n.unroll) {  // !{!self, !{!"llvm.loop.unroll.disable"}}
+    llvm::MDNode* disable = llvm::MDNode::get(ctx_, {llvm::MDString::get(ctx_, "llvm.loop.unroll.disable")});
+    llvm::TempMDTuple placeholder = llvm::MDNode::getTemporary(ctx_, {});
+    llvm::MDNode* loop = llvm::MDNode::get(ctx_, {placeholder.get(), disable});
+    loop->replaceOperandWith(0, loop);
+    back->setMetadata(llvm::LLVMContext::MD_loop, loop);
+  }
   b_.SetInsertPoint(exit);
   scopes_.pop_back();
 }

@@ -547,6 +547,10 @@ class FunctionEmitter {
       case NodeKind::For: {
         auto& n = static_cast<const For&>(*s);
         std::string v = Name(n.var);
+        if (!n.unroll) {
+          Indent();
+          out_ += "#pragma unroll 1\n";
+        }
         Indent();
         out_ += fmt::format("for ({} {} = {}; {} < {}; {} += {}) ", ValueType(n.begin->type), v,
                             E(n.begin), v, E(n.end), v, E(n.step));

@@ -105,6 +105,10 @@ inline std::vector<std::pair<Case, std::string>> MaskedTailCases() {
         "  Q = as_int(C * 100, 32);\n}",
         {{"A", F32({3, 4})}, {"B", F32({4, 21})}}},
        "lane by lane"},
+      // "Same" convolution with Y = 29 (a prime above any block of rows):
+      // the last y block starts earlier and recomputes some rows of the one
+      // before instead of guarding rows past 29.
+      {{kConvRelu, {{"D", F32({1, 5, 29, 5})}, {"K", F32({3, 3, 20, 5})}}}, "(the last block shifted back)"},
       // Elementwise: 7 columns in one masked vector of 8, a broadcast input.
       {{"function (A[N, M], B[M]) -> (R) { R = relu(A * B + 1); }", {{"A", F32({3, 7})}, {"B", F32({7})}}},
        "masked tail"},
