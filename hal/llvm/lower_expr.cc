@@ -355,8 +355,31 @@ llvm::Value* FunctionLowering::CastValue(llvm::Value* v, const Type& from, const
   if (from.IsBool()) return to.IsFloat() ? b_.CreateUIToFP(v, dst) : b_.CreateZExt(v, dst);
   if (from.IsFloat() && to.IsFloat()) return b_.CreateFPCast(v, dst);
   if (from.IsFloat()) return IsSignedType(to) ? b_.CreateFPToSI(v, dst) : b_.CreateFPToUI(v, dst);
-  if (to.IsFloat()) return IsSignedType(from) ? b_.CreateSIToFP(v, dst) : b_.CreateUIToFP(v, dst);
+  if (to.IsFloat()) return IsSignedType(from) ? b_.CreateSIToFP(v, dst) : UnsignedToFloat(v, dst);
   return b_.CreateIntCast(v, dst, IsSignedType(from));
+}
+
+// Unsigned integer -> float without `uitofp`: LLVM 19's SLP vectorizer
+// narrows `uitofp (sext i32 %x to i64)` into `uitofp <2 x i32>`, dropping
+// the sign extension (tests/unit/difftest_regressions_test.cc,
+// SignedToU64ThenFloatInSelect). Narrower types go through a signed
+// conversion of their zero extension to i64 (exact); u64 through the usual
+// halving sequence, correctly rounded: x < 2^63 converts as signed, else
+// (x >> 1 | x & 1) converts as signed and doubles (the low bit kept so
+// that rounding sees it).
+llvm::Value* FunctionLowering::UnsignedToFloat(llvm::Value* v, llvm::Type* dst) {
+  llvm::Type* ty = v->getType();
+  if (ty->getScalarSizeInBits() < 64) {
+    llvm::Type* wide = llvm::IntegerType::get(ctx_, 64);
+    if (auto* vt = llvm::dyn_cast<llvm::VectorType>(ty)) wide = llvm::VectorType::get(wide, vt->getElementCount());
+    return b_.CreateSIToFP(b_.CreateZExt(v, wide), dst);
+  }
+  llvm::Value* one = llvm::ConstantInt::get(ty, 1);
+  llvm::Value* small = b_.CreateICmpSGE(v, llvm::Constant::getNullValue(ty));
+  llvm::Value* halved = b_.CreateOr(b_.CreateLShr(v, one), b_.CreateAnd(v, one));
+  llvm::Value* big = b_.CreateSIToFP(halved, dst);
+  big = b_.CreateFAdd(big, big);
+  return b_.CreateSelect(small, b_.CreateSIToFP(v, dst), big);
 }
 
 llvm::Value* FunctionLowering::CallValue(const Call& n) {

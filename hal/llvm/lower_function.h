@@ -66,6 +66,7 @@ class FunctionLowering {
                     llvm::Value* otherwise);
   llvm::Value* CondValue(const sem::Cond& n);
   llvm::Value* CastValue(llvm::Value* v, const sem::Type& from, const sem::Type& to);
+  llvm::Value* UnsignedToFloat(llvm::Value* v, llvm::Type* dst);  // see lower_expr.cc
   llvm::Value* CallValue(const sem::Call& n);
   // A library builtin (vector_math.h: exp, tanh, …), in float for half.
   llvm::Value* MathCall(sem::CallFn fn, const sem::Type& t, std::vector<llvm::Value*> args);

@@ -156,10 +156,23 @@ TEST(DifftestRegressions, FillOfBlockedContractionOutput) {
 // the sext; `tilec compile --emit llvm` vs `--emit llvm-opt` shows it). A
 // `freeze` on the operand does not stop it (InstCombine moves the freeze
 // before the sext); the fix is to keep SLP away from it or avoid the pattern.
-TEST(DifftestRegressions, DISABLED_SignedToU64ThenFloatInSelect) {
+// Fixed by converting unsigned integers to floats without `uitofp`
+// (hal/llvm/lower_expr.cc, UnsignedToFloat).
+TEST(DifftestRegressions, SignedToU64ThenFloatInSelect) {
   CheckBothBackends(Case("function (A[N]) -> (F) { F = A ? as_uint(A, 64) : 0.5; }",
                          {{"A", {lang::DataType::I32, {3}}}}),
                     "i32 -> u64 -> f32");
+  // Every unsigned width to f32 and f64, with values at and above 2^63
+  // (negative i64 products) whose low bits decide the rounding.
+  CheckBothBackends(Case(R"(function (A[N], B[N]) -> (F, G, H, K) {
+  U = as_uint(A * 2305843009213693951 + B, 64);
+  F = as_float(U, 32);
+  G = as_float(U, 64);
+  H = as_float(as_uint(B, 32), 32);
+  K = as_float(as_uint(B, 16), 64) + as_float(as_uint(B, 8), 32);
+})",
+                         {{"A", {lang::DataType::I64, {3}}}, {"B", {lang::DataType::I32, {3}}}}),
+                    "u64, u32, u16, u8 -> f32, f64");
 }
 
 }  // namespace
