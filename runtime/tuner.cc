@@ -5,8 +5,11 @@
 #include <algorithm>
 #include <chrono>
 #include <cmath>
+#include <atomic>
 #include <map>
+#include <optional>
 #include <set>
+#include <thread>
 
 #include "compiler/kernel_signature.h"
 #include "compiler/sem/printer.h"
@@ -156,6 +159,7 @@ class KernelTuner {
     }
     if (opencl)
       for (size_t t = 0; t < top.size() && t < 3; ++t) initial.push_back({top[t], flipped_local, false, 0});
+    Precompile(initial);
     for (const KernelConfig& c : initial)
       if (!Try(c)) break;
     // Local search around the best, while it improves.
@@ -208,18 +212,68 @@ class KernelTuner {
     return best;
   }
 
-  // Compiles, verifies and times `config`; false once the kernel's budget is
-  // spent (nothing measured then).
+  // A candidate compiled ahead of its trial: the program, or the error.
+  struct Compiled {
+    std::optional<Program> program;
+    std::string note;
+  };
+
+  Compiled CompileCandidate(const KernelConfig& config) const {
+    Compiled c;
+    try {
+      compiler::CompileOptions options = options_.base;
+      options.tuned = std::map<std::string, KernelConfig>{};
+      if (config != KernelConfig{}) options.kernel_config[spec_.name] = config;
+      c.program.emplace(Program::Compile(program_, device_, options));
+    } catch (const UserError& e) {
+      c.note = "error: " + e.message();
+    } catch (const DeviceError& e) {
+      c.note = fmt::format("device error: {}", e.what());
+    }
+    return c;
+  }
+
+  // Compiles the candidates (up to the trial limit) on every core at once,
+  // before any is timed: compiling beside a timed run would disturb it,
+  // and the trials then only time. Programs compile concurrently by design
+  // (docs/embedding.md, "Threads").
+  void Precompile(const std::vector<KernelConfig>& configs) {
+    std::vector<KernelConfig> todo;
+    for (const KernelConfig& c : configs)
+      if (!tried_.count(c) && !precompiled_.count(c) &&
+          static_cast<int>(todo.size()) < options_.trials - trials_)
+        todo.push_back(c);
+    if (todo.size() < 2) return;
+    std::vector<Compiled> done(todo.size());
+    std::atomic<size_t> next{0};
+    auto work = [&] {
+      for (size_t i; (i = next++) < todo.size();) done[i] = CompileCandidate(todo[i]);
+    };
+    size_t threads = std::clamp<size_t>(std::thread::hardware_concurrency(), 1, todo.size());
+    std::vector<std::thread> pool;
+    for (size_t t = 1; t < threads; ++t) pool.emplace_back(work);
+    work();
+    for (std::thread& t : pool) t.join();
+    for (size_t i = 0; i < todo.size(); ++i) precompiled_.emplace(todo[i], std::move(done[i]));
+  }
+
+  // Compiles (unless Precompile did), verifies and times `config`; false
+  // once the kernel's budget is spent (nothing measured then).
   bool Try(const KernelConfig& config) {
     if (Done()) return false;
     if (!tried_.insert(config).second) return true;
     Measured m;
     m.trial.config = config;
+    Compiled compiled;
+    if (auto it = precompiled_.find(config); it != precompiled_.end()) {
+      compiled = std::move(it->second);
+      precompiled_.erase(it);
+    } else {
+      compiled = CompileCandidate(config);
+    }
     try {
-      compiler::CompileOptions options = options_.base;
-      options.tuned = std::map<std::string, KernelConfig>{};
-      if (config != KernelConfig{}) options.kernel_config[spec_.name] = config;
-      Program p = Program::Compile(program_, device_, options);
+      if (!compiled.program) throw CompileFailed{compiled.note};
+      Program& p = *compiled.program;
       const compiler::CompiledKernel& k = p.compiled().kernels.at(index_);
       m.tile = k.tile;
       m.vector_form = !k.code.vector_plan.empty();
@@ -238,6 +292,8 @@ class KernelTuner {
         m.trial.note = "mismatch: " + diff;
       }
       if (m.trial.note.empty()) Time(p, m.trial);
+    } catch (const CompileFailed& e) {
+      m.trial.note = e.note;
     } catch (const UserError& e) {
       m.trial.note = "error: " + e.message();
     } catch (const DeviceError& e) {
@@ -333,6 +389,10 @@ class KernelTuner {
     }
   };
   std::set<KernelConfig, ConfigLess> tried_;
+  std::map<KernelConfig, Compiled, ConfigLess> precompiled_;
+  struct CompileFailed {
+    std::string note;
+  };
   std::set<std::string> codes_;
   std::vector<Measured> measured_;
   int trials_ = 0;
