@@ -106,7 +106,13 @@ class FunctionEmitter {
       out_ += ParamText(f_.params[i]);
     }
     out_ += ") ";
+    size_t body = out_.size();
     Braced(f_.body);
+    // The pixel each image load site read last (ImageLoadText).
+    std::string caches;
+    for (int site = 0; site < image_sites_; ++site)
+      caches += fmt::format("  int tilec_pi_{0} = -1;\n  float4 tilec_px_{0} = (float4)(0.0f);\n", site);
+    out_.insert(body + 2, caches);
     out_ += "\n";
   }
 
@@ -398,8 +404,13 @@ class FunctionEmitter {
     bool native_half = lane_type.dtype == DataType::F16 && !EmulateHalf();
     TILEC_CHECK(lane_type.dtype == DataType::F32 || lane_type.dtype == DataType::F16,
                 "sem: image load of {}", ToString(n.type));
+    // Element loads keep the pixel they read last (per load site), so the
+    // lanes of one vector, or one loop's consecutive reads of a pixel's 4
+    // components, cost one read_imagef.
+    int site = image_sites_++;
     auto lane = [&](int k) {
-      return fmt::format("tilec_read_image({}, {} + {}, {})", Name(image), index, k, width);
+      return fmt::format("tilec_read_image_c({}, {} + {}, {}, &tilec_pi_{}, &tilec_px_{})", Name(image), index, k,
+                         width, site, site);
     };
     std::string text;
     if (lanes == 1) {
@@ -709,6 +720,7 @@ class FunctionEmitter {
   int indent_ = 0;
   std::map<std::string, std::string> rename_;
   std::map<std::string, int64_t> image_width_;  // image parameters: width in pixels
+  mutable int image_sites_ = 0;                 // image loads emitted so far (their pixel caches)
 };
 
 }  // namespace
@@ -742,7 +754,8 @@ std::string EmitOpenCL(const sem::Module& module, const EmitOptions& options) {
       images = true;
   if (images) {
     // Element i of an RGBA image of `w` pixels per row (pixels row-major, 4
-    // elements each), and 4 elements from i: one pixel when i starts one.
+    // elements each); the same through a load site's cache of its last
+    // pixel; and 4 elements from i: one pixel when i starts one.
     out +=
         "__constant sampler_t tilec_sampler = CLK_NORMALIZED_COORDS_FALSE | CLK_ADDRESS_NONE | "
         "CLK_FILTER_NEAREST;\n"
@@ -751,6 +764,15 @@ std::string EmitOpenCL(const sem::Module& module, const EmitOptions& options) {
         "  float4 v = read_imagef(img, tilec_sampler, (int2)(p % w, p / w));\n"
         "  int k = i & 3;\n"
         "  return k == 0 ? v.x : k == 1 ? v.y : k == 2 ? v.z : v.w;\n"
+        "}\n"
+        "float tilec_read_image_c(__read_only image2d_t img, int i, int w, int* last, float4* px) {\n"
+        "  int p = i >> 2;\n"
+        "  if (p != *last) {\n"
+        "    *last = p;\n"
+        "    *px = read_imagef(img, tilec_sampler, (int2)(p % w, p / w));\n"
+        "  }\n"
+        "  int k = i & 3;\n"
+        "  return k == 0 ? (*px).x : k == 1 ? (*px).y : k == 2 ? (*px).z : (*px).w;\n"
         "}\n"
         "float4 tilec_read_image4(__read_only image2d_t img, int i, int w) {\n"
         "  int p = i >> 2;\n"

@@ -47,8 +47,10 @@ struct EmitOptions {
   // image2d_t`, CL_RGBA; tile_lang/layout.h ImageStorage): per kernel name,
   // per parameter position, the image's width in pixels. A load of element
   // e reads pixel e / 4 at (x, y) = ((e/4) % width, (e/4) / width) with
-  // read_imagef and takes component e % 4; a vector load of 4·k elements
-  // starting on a pixel reads whole pixels. Such a parameter may only be
+  // read_imagef and takes component e % 4 (each load site keeps the last
+  // pixel it read, in private variables, and reads again only for another
+  // pixel); a vector load of 4·k elements starting on a pixel reads whole
+  // pixels. Such a parameter may only be
   // loaded from (InternalError otherwise).
   std::map<std::string, std::map<size_t, int64_t>> read_images;
 };
