@@ -2,6 +2,7 @@
 
 #include <fmt/format.h>
 
+#include <algorithm>
 #include <chrono>
 
 #include "compiler/kernel_signature.h"
@@ -139,6 +140,14 @@ CompiledProgram CompileProgram(const lang::Program& program, const CompileOption
       [](const KernelPlan& p) { return ToString(p); });
   out.temporaries = plan.temporaries;
   for (const lang::TensorDecl& t : plan.new_tensors) out.program.tensors[t.name] = t;
+  // Image storage (OpenCL image2d) is for the program's inputs and outputs
+  // only: a temporary keeps the element order in a plain buffer, since an
+  // OpenCL 1.2 kernel cannot both read and write an image (docs/layouts.md).
+  for (auto& [name, t] : out.program.tensors) {
+    bool io = std::count(out.program.inputs.begin(), out.program.inputs.end(), name) ||
+              std::count(out.program.outputs.begin(), out.program.outputs.end(), name);
+    if (!io) t.layout.image.reset();
+  }
 
   for (size_t i = 0; i < plan.kernels.size(); ++i) {
     KernelSpec& spec = plan.kernels[i];

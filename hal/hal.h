@@ -20,6 +20,7 @@
 #include "compiler/pipeline.h"
 #include "compiler/sem/ir.h"
 #include "hal/kernel_cache.h"
+#include "tile_lang/types.h"
 
 namespace tilec::hal {
 
@@ -47,6 +48,16 @@ class Device {
   virtual const compiler::HardwareModel& hardware_model() const = 0;
 
   virtual std::unique_ptr<DeviceBuffer> Allocate(size_t bytes) = 0;
+  // Storage for a tensor whose layout is an image (tile_lang/layout.h,
+  // ImageStorage): `width` x `height` RGBA pixels of `dtype`. Write and Read
+  // move its linear equivalent (pixels row-major, 4 elements each). Devices
+  // without images (the CPU) give a plain buffer of those bytes; OpenCL an
+  // image2d (hal/opencl/opencl_images.h), DeviceError if the device has no
+  // image support or the size exceeds its limits, UserError for a dtype
+  // other than f32 and f16.
+  virtual std::unique_ptr<DeviceBuffer> AllocateImage(int64_t width, int64_t height, lang::DataType dtype) {
+    return Allocate(static_cast<size_t>(width * height * 4) * lang::ByteSize(dtype));
+  }
   virtual void Write(DeviceBuffer& buffer, const void* data, size_t bytes) = 0;
   virtual void Read(const DeviceBuffer& buffer, void* data, size_t bytes) = 0;
 
@@ -60,6 +71,9 @@ class Device {
 
   // The target code of `module` (OpenCL C, LLVM IR, …).
   virtual std::string EmitCode(const sem::Module& module) = 0;
+  // The target code Build compiles for `program`: EmitCode of its module,
+  // plus what the program's tensors change (OpenCL: image parameters).
+  virtual std::string EmitProgram(const compiler::CompiledProgram& program) { return EmitCode(program.Module()); }
   // Builds every kernel of `program`. DeviceError (with the build log) if
   // the target compiler rejects the code.
   virtual std::unique_ptr<Executable> Build(const compiler::CompiledProgram& program) = 0;

@@ -133,7 +133,11 @@ hal::DeviceBuffer& Program::Owned(BufferSet& set, size_t slot) {
   if (set.owned.size() < slot_names_.size()) set.owned.resize(slot_names_.size());
   if (set.owned[slot]) return *set.owned[slot];
   try {
-    set.owned[slot] = device_->Allocate(slot_bytes_[slot]);
+    const lang::TensorDecl& decl = compiled_.program.Tensor(slot_names_[slot]);
+    if (const std::optional<lang::ImageStorage>& image = decl.layout.image)
+      set.owned[slot] = device_->AllocateImage(image->width, image->height, decl.shape.dtype);
+    else
+      set.owned[slot] = device_->Allocate(slot_bytes_[slot]);
   } catch (const DeviceError& e) {
     // Name the tensor and the kernels that would use it.
     const std::string& name = slot_names_[slot];
@@ -195,7 +199,8 @@ void Program::RunOn(std::span<const HostView> inputs, std::span<const HostView> 
   for (size_t i = 0; i < num_in + outputs.size(); ++i) {
     const HostView& view = i < num_in ? inputs[i] : outputs[i - num_in];
     const lang::TensorDecl& t = prog.Tensor(slot_names_[i]);
-    bool in_place = MatchesLayout(view, t.layout) &&
+    // An image is never the caller's memory (OpenCL needs an image object).
+    bool in_place = !t.layout.image && MatchesLayout(view, t.layout) &&
                     reinterpret_cast<uintptr_t>(view.data) % slot_alignment_[i] == 0;
     if (in_place) wrapped[i] = device_->WrapHost(view.data, slot_bytes_[i]);
     if (wrapped[i]) {

@@ -80,7 +80,7 @@ class Program {
   const lang::Program& bound() const { return compiled_.program; }
   hal::Device& device() const { return *device_; }
   // The target code of every kernel (OpenCL C, …).
-  std::string TargetCode() const { return device_->EmitCode(compiled_.Module()); }
+  std::string TargetCode() const { return device_->EmitProgram(compiled_); }
 
   // Bytes of host memory a view must start at a multiple of to be used in place.
   size_t HostAlignment(const std::string& tensor) const;

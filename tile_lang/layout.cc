@@ -29,7 +29,7 @@ using layout_internal::TagPart;
 
 constexpr std::string_view kKnownSpecs =
     "a oneDNN tag such as abcd, acdb or aBcd16b; a named format such as nchw, nhwc, nChw16c, OIhw16i16o, "
-    "bfyx, b_fs_yx_fsv16, NCHW4, CHWN4 or OIHW; row-major; order(p0,p1,...); strides(s0,s1,...)";
+    "bfyx, b_fs_yx_fsv16, NCHW4, CHWN4 or OIHW; a MACE image such as image_channel_major; row-major; order(p0,p1,...); strides(s0,s1,...)";
 
 // Every problem with a spec is reported through this, so the message always
 // names the spec and the dimensions it was applied to.
@@ -48,6 +48,7 @@ class SpecParser {
     if (s == "row-major") return Dense("row-major", Identity());
     if (auto args = Call(s, "order")) return Order(*args);
     if (auto args = Call(s, "strides")) return Strides(*args);
+    if (auto image = layout_internal::ParseImageLayout(s, ctx_)) return *image;
     if (auto named = layout_internal::FindNamedFormat(s, ctx_)) {
       std::vector<TagPart> parts =
           layout_internal::ParseTag(named->tag, ctx_, fmt::format("it is the tag {}, which", named->tag));
@@ -265,6 +266,8 @@ std::optional<std::string> TagOf(std::string_view spec, int rank) {
   std::vector<int64_t> dims(rank, 1);
   SpecContext ctx(spec, dims);
   try {
+    if (const ImageMapping* m = FindImageMapping(spec))
+      return static_cast<int>(m->letters.size()) == rank ? std::optional<std::string>(m->tag) : std::nullopt;
     if (auto named = layout_internal::FindNamedFormat(spec, ctx)) {
       layout_internal::ParseTag(named->tag, ctx, "the tag");
       return named->tag;
@@ -280,7 +283,9 @@ std::vector<std::string> DimNames(std::string_view spec, int rank) {
   SpecContext ctx(spec, dims);
   std::vector<std::string> names;
   try {
-    if (auto named = layout_internal::FindNamedFormat(spec, ctx)) names = named->dim_names;
+    if (const ImageMapping* m = FindImageMapping(spec)) {
+      for (char c : m->letters) names.emplace_back(1, c);
+    } else if (auto named = layout_internal::FindNamedFormat(spec, ctx)) names = named->dim_names;
     else if (TagOf(spec, rank))
       for (int d = 0; d < rank; ++d) names.emplace_back(1, static_cast<char>('a' + d));
   } catch (const UserError&) {
@@ -342,8 +347,10 @@ std::string ToSpec(const Layout& l) {
   if (dims) {
     // The name is kept when it still describes the layout.
     if (!l.name.empty())
-      if (std::optional<Layout> named = TryParse(l.name, *dims); named && *named == l)
+      if (std::optional<Layout> named = TryParse(l.name, *dims); named && *named == l && named->image == l.image)
         return l.name;
+    // Only the MACE names describe an image.
+    if (l.image) TILEC_USER_ERROR("image layout {} has no spec (a MACE image name)", ToString(l));
     if (std::optional<std::string> tag = DenseTag(l)) return *tag;
     // A plain layout is its strides, listed in logical order.
     bool plain = l.phys.size() == dims->size();

@@ -17,11 +17,14 @@
 // (kernels write them, PackToLayout fills them). `elements` is the buffer size
 // in elements including padding.
 //
-// Storage: every layout today is a linear buffer of elements. OpenCL images
-// (MACE's RGBA image2d mappings, seed 000) are to be added as a storage kind
-// beside `phys` (image width/height and which physical dims make the pixel
-// coordinates and the 4 channels), keeping `phys` as the element order inside
-// the image's linear equivalent, so the compiler's affine offsets stay valid.
+// Storage: a layout is a linear buffer of elements, or (`image`) an OpenCL
+// 2-D RGBA image (MACE's image2d mappings, seed 000; layout_image.cc). An
+// image layout keeps `phys` as the element order of the image's linear
+// equivalent: pixels row-major, 4 elements per pixel (R, G, B, A), so
+//     offset = (y * width + x) * 4 + component
+// and the compiler's affine offsets stay valid; `image` adds the image's
+// size in pixels. The LLVM backend stores that linear equivalent as a plain
+// buffer; the OpenCL backend an image2d_t (hal/opencl/opencl_images.cc).
 #pragma once
 
 #include <cstdint>
@@ -40,14 +43,24 @@ struct PhysicalDim {
   bool operator==(const PhysicalDim&) const = default;
 };
 
+// An OpenCL image2d with CL_RGBA pixels: elements = width * height * 4.
+struct ImageStorage {
+  int64_t width = 0;   // pixels
+  int64_t height = 0;  // pixels
+  bool operator==(const ImageStorage&) const = default;
+};
+
 struct Layout {
   std::string name;                 // the spec it was parsed from: "row-major", "nhwc", "aBcd16b", …
   std::vector<PhysicalDim> phys;    // outermost first
   int64_t elements = 0;             // buffer size in elements, padding included
+  std::optional<ImageStorage> image;  // set: the elements live in an RGBA image (see above)
 
   bool IsRowMajor(const std::vector<int64_t>& dims) const;
   // The same memory mapping: equal parts and buffer size, whatever the names
-  // (nChw16c, aBcd16b and b_fs_yx_fsv16 are one layout).
+  // (nChw16c, aBcd16b and b_fs_yx_fsv16 are one layout). The storage
+  // (buffer or image) is not compared: an image and its linear equivalent
+  // hold the same elements in the same order.
   bool operator==(const Layout& o) const { return phys == o.phys && elements == o.elements; }
 };
 
@@ -72,6 +85,11 @@ std::string ToString(const Layout& l);
 //                                (bfyx, b_fs_yx_fsv16, os_is_yx_isv16_osv16, …),
 //                                MegEngine (NCHW, NHWC, NCHW4, NCHW32, NCHW64,
 //                                CHWN4), MACE CPU buffers (NCHW, OIHW, MIHW)
+//   a MACE image mapping         image_channel_major, image_height_major,
+//                                image_width_major (logical NHWC),
+//                                image_conv_filter (OIHW), image_dw_filter
+//                                (MIHW, M = 1), image_argument (W); also by
+//                                MACE's names IN_OUT_CHANNEL, … (ImageMappings)
 //   "order(p0, p1, ...)"         dense; a permutation of the logical dims,
 //                                outermost first
 //   "strides(s0, s1, ...)"       element stride per logical dim; gaps are
@@ -114,6 +132,20 @@ struct LayoutAlias {
 // the layout of its tag; the oneDNN and clDNN names are examples of their
 // families' notations, which parse beyond this list (layout_names.cc).
 const std::vector<LayoutAlias>& LayoutAliases();
+
+// One of MACE's OpenCL image mappings (seed 000), in the seed's order.
+struct ImageMapping {
+  std::string_view name;       // "image_channel_major"
+  std::string_view mace_name;  // MACE's OpenCLBufferType: "IN_OUT_CHANNEL"
+  std::string_view seed_row;   // the seed's tensor type: "Channel-Major Input/Output"
+  std::string_view letters;    // logical dims in logical order: "nhwc"
+  std::string_view tag;        // the element order of the linear equivalent: "abDc4d"
+  std::string_view size;       // the seed's image size: "[W * (C+3)/4, N * H]"
+  std::string_view pixel;      // the pixel mapping as the seed writes it (corrected: docs/layouts.md)
+};
+const std::vector<ImageMapping>& ImageMappings();
+// The mapping `spec` names (either name), or null.
+const ImageMapping* FindImageMapping(std::string_view spec);
 
 // A spec that ParseLayout turns back into an equivalent layout: the layout's
 // name when it still describes it, otherwise its dense tag, otherwise

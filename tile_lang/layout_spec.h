@@ -63,4 +63,9 @@ struct NamedFormat {
 // malformed, and for a rank other than ctx.rank().
 std::optional<NamedFormat> FindNamedFormat(std::string_view spec, const SpecContext& ctx);
 
+// The MACE image layout `spec` names (layout_image.cc: the tag of its linear
+// equivalent plus the image size), nullopt if it names none. Fails (through
+// ctx) for a wrong rank and a depthwise filter with M != 1.
+std::optional<Layout> ParseImageLayout(std::string_view spec, const SpecContext& ctx);
+
 }  // namespace tilec::lang::layout_internal

@@ -78,6 +78,13 @@ class FunctionEmitter {
   FunctionEmitter(const Function& f, const EmitOptions& options, std::string& out)
       : f_(f), options_(options), out_(out) {
     rename_ = RenameReservedNames(f);
+    if (auto it = options.read_images.find(f.name); it != options.read_images.end()) {
+      for (const auto& [position, width] : it->second) {
+        TILEC_CHECK(position < f.params.size() && f.params[position].type.IsPointer(),
+                    "image parameter {} of kernel {}", position, f.name);
+        image_width_[f.params[position].name] = width;
+      }
+    }
   }
 
   void Emit() {
@@ -99,7 +106,13 @@ class FunctionEmitter {
       out_ += ParamText(f_.params[i]);
     }
     out_ += ") ";
+    size_t body = out_.size();
     Braced(f_.body);
+    // The pixel each image load site read last (ImageLoadText).
+    std::string caches;
+    for (int site = 0; site < image_sites_; ++site)
+      caches += fmt::format("  int tilec_pi_{0} = -1;\n  float4 tilec_px_{0} = (float4)(0.0f);\n", site);
+    out_.insert(body + 2, caches);
     out_ += "\n";
   }
 
@@ -158,6 +171,7 @@ class FunctionEmitter {
   }
 
   std::string ParamText(const Param& p) const {
+    if (image_width_.count(p.name)) return fmt::format("__read_only image2d_t {}", Name(p.name));
     if (p.type.IsPointer())
       return fmt::format("{}{} {}", PointerType(p.type), p.noalias ? " restrict" : "", Name(p.name));
     if (f_.is_kernel) {
@@ -306,7 +320,11 @@ class FunctionEmitter {
       }
       case NodeKind::BoolConst: return static_cast<const BoolConst&>(*e).value ? "true" : "false";
       case NodeKind::LimitConst: return Limit(static_cast<const LimitConst&>(*e));
-      case NodeKind::VarRef: return Name(static_cast<const VarRef&>(*e).name);
+      case NodeKind::VarRef: {
+        const std::string& name = static_cast<const VarRef&>(*e).name;
+        TILEC_CHECK(!image_width_.count(name), "sem: image parameter '{}' used other than by a load", name);
+        return Name(name);
+      }
       case NodeKind::Load: return LoadText(static_cast<const Load&>(*e));
       case NodeKind::Unary: {
         auto& n = static_cast<const Unary&>(*e);
@@ -376,7 +394,49 @@ class FunctionEmitter {
     return fmt::format("({} + {})", E(base), E(index));
   }
 
+  // A load from an image parameter (EmitOptions::read_images): lanes read
+  // with tilec_read_image (emitted by EmitOpenCL), 4 at a time with
+  // tilec_read_image4, which reads one pixel when the 4 start on one.
+  std::string ImageLoadText(const Load& n, const std::string& image, int64_t width) const {
+    int lanes = n.type.width;
+    std::string index = fmt::format("((int){})", E(n.index));
+    Type lane_type = n.type.WithWidth(1);
+    bool native_half = lane_type.dtype == DataType::F16 && !EmulateHalf();
+    TILEC_CHECK(lane_type.dtype == DataType::F32 || lane_type.dtype == DataType::F16,
+                "sem: image load of {}", ToString(n.type));
+    // Element loads keep the pixel they read last (per load site), so the
+    // lanes of one vector, or one loop's consecutive reads of a pixel's 4
+    // components, cost one read_imagef.
+    int site = image_sites_++;
+    auto lane = [&](int k) {
+      return fmt::format("tilec_read_image_c({}, {} + {}, {}, &tilec_pi_{}, &tilec_px_{})", Name(image), index, k,
+                         width, site, site);
+    };
+    std::string text;
+    if (lanes == 1) {
+      text = lane(0);
+    } else if (n.mask) {
+      std::vector<std::string> items;
+      std::string mask = E(n.mask);
+      for (int k = 0; k < lanes; ++k) items.push_back(fmt::format("({}).{} ? {} : 0.0f", mask, Lane(k), lane(k)));
+      text = fmt::format("((float{})({}))", lanes, fmt::join(items, ", "));
+    } else if (lanes % 4 == 0) {
+      std::vector<std::string> items;
+      for (int k = 0; k < lanes; k += 4)
+        items.push_back(fmt::format("tilec_read_image4({}, {} + {}, {})", Name(image), index, k, width));
+      text = lanes == 4 ? items[0] : fmt::format("((float{})({}))", lanes, fmt::join(items, ", "));
+    } else {
+      std::vector<std::string> items;
+      for (int k = 0; k < lanes; ++k) items.push_back(lane(k));
+      text = fmt::format("((float{})({}))", lanes, fmt::join(items, ", "));
+    }
+    if (!native_half) return text;
+    return lanes == 1 ? fmt::format("((half){})", text) : fmt::format("convert_half{}({})", lanes, text);
+  }
+
   std::string LoadText(const Load& n) const {
+    if (auto* v = As<VarRef>(n.base))
+      if (auto it = image_width_.find(v->name); it != image_width_.end()) return ImageLoadText(n, v->name, it->second);
     const Type& container = n.base->type;
     Type elem = container.Element();
     int width = n.type.width;
@@ -663,6 +723,8 @@ class FunctionEmitter {
   std::string& out_;
   int indent_ = 0;
   std::map<std::string, std::string> rename_;
+  std::map<std::string, int64_t> image_width_;  // image parameters: width in pixels
+  mutable int image_sites_ = 0;                 // image loads emitted so far (their pixel caches)
 };
 
 }  // namespace
@@ -689,6 +751,39 @@ std::string EmitOpenCL(const sem::Module& module, const EmitOptions& options) {
           "float{0} tilec_round_half{0}(float{0} x) {{ ushort{0} h; vstore_half{0}_rte(x, 0, (__private half*)&h); "
           "return vload_half{0}(0, (__private const half*)&h); }}\n",
           n);
+  }
+  bool images = false;
+  for (const Function& f : module.functions)
+    if (auto it = options.read_images.find(f.name); it != options.read_images.end() && !it->second.empty())
+      images = true;
+  if (images) {
+    // Element i of an RGBA image of `w` pixels per row (pixels row-major, 4
+    // elements each); the same through a load site's cache of its last
+    // pixel; and 4 elements from i: one pixel when i starts one.
+    out +=
+        "__constant sampler_t tilec_sampler = CLK_NORMALIZED_COORDS_FALSE | CLK_ADDRESS_NONE | "
+        "CLK_FILTER_NEAREST;\n"
+        "float tilec_read_image(__read_only image2d_t img, int i, int w) {\n"
+        "  int p = i >> 2;\n"
+        "  float4 v = read_imagef(img, tilec_sampler, (int2)(p % w, p / w));\n"
+        "  int k = i & 3;\n"
+        "  return k == 0 ? v.x : k == 1 ? v.y : k == 2 ? v.z : v.w;\n"
+        "}\n"
+        "float tilec_read_image_c(__read_only image2d_t img, int i, int w, int* last, float4* px) {\n"
+        "  int p = i >> 2;\n"
+        "  if (p != *last) {\n"
+        "    *last = p;\n"
+        "    *px = read_imagef(img, tilec_sampler, (int2)(p % w, p / w));\n"
+        "  }\n"
+        "  int k = i & 3;\n"
+        "  return k == 0 ? (*px).x : k == 1 ? (*px).y : k == 2 ? (*px).z : (*px).w;\n"
+        "}\n"
+        "float4 tilec_read_image4(__read_only image2d_t img, int i, int w) {\n"
+        "  int p = i >> 2;\n"
+        "  if ((i & 3) == 0) return read_imagef(img, tilec_sampler, (int2)(p % w, p / w));\n"
+        "  return (float4)(tilec_read_image(img, i, w), tilec_read_image(img, i + 1, w), "
+        "tilec_read_image(img, i + 2, w), tilec_read_image(img, i + 3, w));\n"
+        "}\n";
   }
   for (const Function& f : module.functions) {
     out += "\n";

@@ -21,11 +21,15 @@
 //  * every binary operation is parenthesized; names that collide with
 //    OpenCL keywords, types, built-ins or macros are renamed (`min` -> `min_`).
 //
+//  * a parameter listed in EmitOptions::read_images is an image2d_t (above).
+//
 // Pre: the module passes sem::Verify (checked). Throws UserError if a kernel
 // uses f64 and `fp64` is false; InternalError for trees OpenCL cannot express
 // (bool or emulated-half kernel parameters passed by value).
 #pragma once
 
+#include <cstdint>
+#include <map>
 #include <string>
 
 #include "compiler/sem/ir.h"
@@ -39,6 +43,16 @@ struct EmitOptions {
   bool fp16 = true;
   // The device has cl_khr_fp64.
   bool fp64 = true;
+  // Kernel parameters that are images read by the kernel (`__read_only
+  // image2d_t`, CL_RGBA; tile_lang/layout.h ImageStorage): per kernel name,
+  // per parameter position, the image's width in pixels. A load of element
+  // e reads pixel e / 4 at (x, y) = ((e/4) % width, (e/4) / width) with
+  // read_imagef and takes component e % 4 (each load site keeps the last
+  // pixel it read, in private variables, and reads again only for another
+  // pixel); a vector load of 4·k elements starting on a pixel reads whole
+  // pixels. Such a parameter may only be
+  // loaded from (InternalError otherwise).
+  std::map<std::string, std::map<size_t, int64_t>> read_images;
 };
 
 std::string EmitOpenCL(const sem::Module& module, const EmitOptions& options = {});

@@ -2,10 +2,12 @@
 
 #include <fmt/format.h>
 
+#include <algorithm>
 #include <mutex>
 
 #include "hal/opencl/emit_opencl.h"
 #include "hal/opencl/opencl_device.h"
+#include "hal/opencl/opencl_images.h"
 #include "support/error.h"
 
 namespace tilec::hal::opencl {
@@ -27,9 +29,11 @@ class ClExecutable final : public Executable {
   // A failed build is a DeviceError naming the program's kernels, with the
   // driver's message and build log.
   ClExecutable(opencl::Device& device, const compiler::CompiledProgram& program,
-               const std::string& source, const std::string& build_options)
-      : device_(device) {
+               const std::string& source, const std::string& build_options, std::vector<KernelImages> images)
+      // `source` includes the pack kernels when a kernel writes an image.
+      : device_(device), images_(std::move(images)) {
     Program built;
+    bool packs = std::any_of(images_.begin(), images_.end(), [](const KernelImages& k) { return !k.written.empty(); });
     try {
       built = device.Build(source, "-cl-std=CL1.2" + build_options);
     } catch (const DeviceError& e) {
@@ -45,6 +49,10 @@ class ClExecutable final : public Executable {
       global_.push_back(k.code.global);
       local_.push_back(k.code.local);
     }
+    if (packs) {
+      pack_f32_ = device.GetKernel(built, "tilec_pack_image_f32");
+      pack_f16_ = device.GetKernel(built, "tilec_pack_image_f16");
+    }
   }
 
   uint64_t Launch(size_t index, const std::vector<DeviceBuffer*>& buffers) override {
@@ -52,13 +60,25 @@ class ClExecutable final : public Executable {
     // A cl_kernel carries its arguments: one launch of this program at a time.
     std::lock_guard<std::mutex> lock(mutex_);
     std::vector<KernelArg> args;
-    for (DeviceBuffer* b : buffers) args.emplace_back(static_cast<ClBuffer*>(b)->buffer());
+    const KernelImages& images = images_[index];
+    for (size_t p = 0; p < buffers.size(); ++p) {
+      if (images.read.count(p)) {
+        args.emplace_back(static_cast<ClImage*>(buffers[p])->image());
+      } else if (std::count(images.written.begin(), images.written.end(), p)) {
+        args.emplace_back(static_cast<ClImage*>(buffers[p])->Linear());  // packed below
+      } else {
+        args.emplace_back(static_cast<ClBuffer*>(buffers[p])->buffer());
+      }
+    }
     std::array<size_t, 3> global, local;
     for (int d = 0; d < 3; ++d) {
       global[d] = static_cast<size_t>(global_[index][d]);
       local[d] = static_cast<size_t>(local_[index][d]);
     }
-    return device_.Launch(kernels_[index], args, global, local, 3).duration_ns;
+    uint64_t ns = device_.Launch(kernels_[index], args, global, local, 3).duration_ns;
+    // Whole pixels into each image the kernel wrote (opencl_images.h).
+    for (size_t p : images.written) ns += PackImage(device_, pack_f32_, pack_f16_, *static_cast<ClImage*>(buffers[p]));
+    return ns;
   }
 
  private:
@@ -66,6 +86,8 @@ class ClExecutable final : public Executable {
   std::mutex mutex_;
   std::vector<Kernel> kernels_;
   std::vector<std::array<int64_t, 3>> global_, local_;
+  std::vector<KernelImages> images_;  // per kernel
+  Kernel pack_f32_, pack_f16_;        // when a kernel writes an image
 };
 
 class ClDevice final : public hal::Device {
@@ -89,10 +111,16 @@ class ClDevice final : public hal::Device {
     // always get a valid pointer.
     return std::make_unique<ClBuffer>(device_.Allocate(std::max<size_t>(bytes, 1)));
   }
+  std::unique_ptr<DeviceBuffer> AllocateImage(int64_t width, int64_t height, lang::DataType dtype) override {
+    CheckImage(Images(), "(image)", width, height, dtype);
+    return std::make_unique<ClImage>(device_, width, height, dtype);
+  }
   void Write(DeviceBuffer& b, const void* data, size_t bytes) override {
+    if (auto* image = dynamic_cast<ClImage*>(&b)) return image->Write(data, bytes);
     if (bytes) device_.Write(static_cast<ClBuffer&>(b).buffer(), data, bytes);
   }
   void Read(const DeviceBuffer& b, void* data, size_t bytes) override {
+    if (auto* image = dynamic_cast<const ClImage*>(&b)) return image->Read(data, bytes);
     if (bytes) device_.Read(static_cast<const ClBuffer&>(b).buffer(), data, bytes);
   }
 
@@ -109,9 +137,14 @@ class ClDevice final : public hal::Device {
 
   std::string EmitCode(const sem::Module& module) override { return EmitOpenCL(module, emit_); }
 
+  std::string EmitProgram(const compiler::CompiledProgram& program) override {
+    return Emit(program, PlanImages(program, Images()));
+  }
+
   std::unique_ptr<Executable> Build(const compiler::CompiledProgram& program) override {
-    return std::make_unique<ClExecutable>(device_, program, EmitCode(program.Module()),
-                                          build_options_);
+    std::vector<KernelImages> images = PlanImages(program, Images());
+    std::string source = Emit(program, images);
+    return std::make_unique<ClExecutable>(device_, program, source, build_options_, std::move(images));
   }
 
  private:
@@ -119,6 +152,21 @@ class ClDevice final : public hal::Device {
   std::string id_;
   std::string build_options_;  // with a leading space, or empty
   EmitOptions emit_;
+  std::once_flag images_once_;
+  ImageSupport images_;
+
+  std::string Emit(const compiler::CompiledProgram& program, const std::vector<KernelImages>& images) const {
+    EmitOptions emit = emit_;
+    for (size_t k = 0; k < images.size(); ++k)
+      if (!images[k].read.empty()) emit.read_images[program.kernels[k].code.function.name] = images[k].read;
+    bool packs = std::any_of(images.begin(), images.end(), [](const KernelImages& k) { return !k.written.empty(); });
+    return EmitOpenCL(program.Module(), emit) + (packs ? PackImageSource() : "");
+  }
+
+  const ImageSupport& Images() {
+    std::call_once(images_once_, [&] { images_ = QueryImageSupport(device_); });
+    return images_;
+  }
 };
 
 }  // namespace

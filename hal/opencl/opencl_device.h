@@ -124,6 +124,7 @@ struct LocalMemory {
 class KernelArg {
  public:
   KernelArg(const Buffer& buffer) : value_(buffer.handle()) {}
+  explicit KernelArg(cl_mem mem) : value_(mem) {}  // an image (opencl_images.h)
   KernelArg(int32_t v) : value_(v) {}
   KernelArg(int64_t v) : value_(v) {}
   KernelArg(float v) : value_(v) {}

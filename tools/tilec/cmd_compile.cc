@@ -157,7 +157,7 @@ void RunCompile(const CompileOptions& o, const GlobalOptions& global, bool expla
       auto& llvm_device = static_cast<hal::cpu::LlvmDevice&>(*code_device);
       text = llvm_device.EmitOptimizedIR(compiled.Module());
     } else {
-      text = code_device->EmitCode(compiled.Module());
+      text = code_device->EmitProgram(compiled);
     }
     progress.Clear();
     if (!o.json) fmt::print("{}", text);

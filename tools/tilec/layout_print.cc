@@ -162,6 +162,19 @@ std::string Brackets(const View& v, const std::vector<int64_t>& index, std::stri
   return fmt::format("[{}]", fmt::join(parts, sep));
 }
 
+// An image layout's storage: its size and how an offset is a pixel.
+std::string ImageLines(const View& v) {
+  if (!v.layout.image) return "";
+  const lang::ImageStorage& im = *v.layout.image;
+  std::string out = fmt::format("image: [{}, {}] pixels [width, height], CL_RGBA: 4 elements per pixel\n", im.width,
+                                im.height);
+  out += fmt::format("offset = (y * {} + x) * 4 + component, pixel (x, y) = ((offset / 4) % {}, offset / {})\n",
+                     im.width, im.width, im.width * 4);
+  if (const lang::ImageMapping* m = lang::FindImageMapping(v.spec))
+    out += fmt::format("pixel mapping (seed 000): {}, k=[0, 4)\n", m->pixel);
+  return out;
+}
+
 std::string Table(const View& v, const LayoutPrintOptions& o) {
   std::string out = fmt::format("layout {} for {} ({})\n", v.spec, DimsText(v), Args(v));
   if (v.tag) out += fmt::format("tag: {}\n", *v.tag);
@@ -175,6 +188,7 @@ std::string Table(const View& v, const LayoutPrintOptions& o) {
   int64_t logical = v.LogicalCount();
   out += fmt::format("elements: {} ({} logical, {} padding or gaps)\n", v.layout.elements, logical,
                      v.layout.elements - logical);
+  out += ImageLines(v);
   out += "physical dims, outermost first:\n";
   out += fmt::format("  {:<6} {:<6} {:>8} {:>8} {:>10}\n", "part", "dim", "divisor", "size", "stride");
   for (size_t k = 0; k < v.layout.phys.size(); ++k) {
@@ -311,7 +325,30 @@ std::string MegEngine(const View& v, const LayoutPrintOptions& o) {
   return out;
 }
 
+// Seed 000's GPU tables: the image size row, the pixel mapping row, and
+// P[x, y] = {E[...] x 4} per pixel (padding components as `pad`).
+std::string MaceImage(const View& v, const lang::ImageMapping& m, const LayoutPrintOptions& o) {
+  const lang::ImageStorage& im = *v.layout.image;
+  std::string buffer(m.letters);
+  for (char& c : buffer) c = static_cast<char>(std::toupper(static_cast<unsigned char>(c)));
+  std::string out = fmt::format("MACE GPU image: {}: {} ({}), buffer {}\n", m.seed_row, m.name, m.mace_name, buffer);
+  out += fmt::format("Image size [width, height] = {} = [{}, {}]\n", m.size, im.width, im.height);
+  out += fmt::format("{}, k=[0, 4)\n", m.pixel);
+  int64_t pixels = (v.Listed(o.count) + 3) / 4;
+  for (int64_t p = 0; p < pixels; ++p) {
+    std::vector<std::string> items;
+    for (int64_t k = 0; k < 4; ++k) {
+      std::optional<std::vector<int64_t>> index = v.IndexAt(p * 4 + k);
+      items.push_back(!index || v.IsPadding(*index) ? "pad" : fmt::format("E[{}]", fmt::join(*index, ", ")));
+    }
+    int64_t x = p % std::max<int64_t>(im.width, 1), y = p / std::max<int64_t>(im.width, 1);
+    out += fmt::format("P[{}, {}] = {{{}}}\n", x, y, fmt::join(items, ", "));
+  }
+  return out;
+}
+
 std::string Mace(const View& v, const LayoutPrintOptions& o) {
+  if (const lang::ImageMapping* m = lang::FindImageMapping(v.spec); m && v.layout.image) return MaceImage(v, *m, o);
   static const std::pair<std::string_view, std::string_view> kTypes[] = {
       {"NCHW", "Intermediate input/output"},
       {"OIHW", "Convolution Filter"},
@@ -322,7 +359,8 @@ std::string Mace(const View& v, const LayoutPrintOptions& o) {
     if (name == v.spec) out += fmt::format("MACE CPU buffer: {}: {}\n", type, name);
   }
   if (out.empty()) out += fmt::format("MACE CPU buffer in layout {} (MACE names NCHW, OIHW, MIHW, W)\n", v.spec);
-  out += "(GPU image2d RGBA storage is not supported yet)\n";
+  out += "(MACE GPU images: image_channel_major, image_height_major, image_width_major, image_conv_filter, "
+         "image_dw_filter, image_argument)\n";
   out += fmt::format("buffer[{}] = E[{}]\n", v.NumericFormula(), Args(v));
   for (int64_t e = 0, n = v.Listed(o.count); e < n; ++e) {
     std::optional<std::vector<int64_t>> index = v.IndexAt(e);
