@@ -24,6 +24,7 @@
 #include <map>
 #include <utility>
 #include <memory>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -220,12 +221,178 @@ void MakeArg(const py::handle& obj, const std::string& name, Arg& arg) {
                        std::string(py::str(py::type::of(obj))));
 }
 
+// What the fast path of a call compares an argument with: its kind, element
+// type object, dims and strides (bytes for NumPy, elements for torch).
+// Never the data pointer, which is read anew on every call.
+struct ArgKey {
+  enum Kind { kNumpy, kTorch } kind = kNumpy;
+  PyObject* dtype = nullptr;  // NumPy's descr or torch's dtype (process-lived singletons)
+  std::vector<int64_t> dims, strides;
+  bool operator==(const ArgKey&) const = default;
+};
+
+// Attribute names, made once.
+PyObject* Interned(const char* s) {
+  PyObject* o = PyUnicode_InternFromString(s);
+  if (!o) throw py::error_already_set();
+  return o;  // kept for the process
+}
+
+// The torch.Tensor type if torch is imported (never imports it), else null.
+PyTypeObject* TorchTensorType() {
+  static PyTypeObject* type = nullptr;
+  if (!type) {
+    PyObject* modules = PyImport_GetModuleDict();
+    PyObject* torch = PyDict_GetItemString(modules, "torch");  // borrowed
+    if (!torch) return nullptr;
+    PyObject* t = PyObject_GetAttrString(torch, "Tensor");
+    if (!t) throw py::error_already_set();
+    type = reinterpret_cast<PyTypeObject*>(t);  // kept for the process
+  }
+  return type;
+}
+
+// The key and data pointer of `obj` without building anything (false: not a
+// NumPy array or an exact CPU torch.Tensor; the slow path decides then).
+// `want` is the key to match: only it is compared, nothing allocated.
+bool KeyMatches(PyObject* obj, const ArgKey& want, void** data) {
+  if (want.kind == ArgKey::kNumpy) {
+    if (!py::detail::npy_api::get().PyArray_Check_(obj)) return false;
+    auto* a = py::detail::array_proxy(obj);
+    if (a->descr != want.dtype || a->nd != static_cast<int>(want.dims.size())) return false;
+    for (int d = 0; d < a->nd; ++d)
+      if (a->dimensions[d] != want.dims[d] || a->strides[d] != want.strides[d]) return false;
+    *data = a->data;
+    return true;
+  }
+  static PyObject *dtype_s = Interned("dtype"), *shape_s = Interned("shape"),
+                  *stride_s = Interned("stride"), *data_ptr_s = Interned("data_ptr"),
+                  *is_cpu_s = Interned("is_cpu");
+  if (Py_TYPE(obj) != TorchTensorType()) return false;
+  py::object dtype = py::reinterpret_steal<py::object>(PyObject_GetAttr(obj, dtype_s));
+  if (!dtype || dtype.ptr() != want.dtype) return PyErr_Clear(), false;
+  py::object is_cpu = py::reinterpret_steal<py::object>(PyObject_GetAttr(obj, is_cpu_s));
+  if (!is_cpu || is_cpu.ptr() != Py_True) return PyErr_Clear(), false;
+  py::object shape = py::reinterpret_steal<py::object>(PyObject_GetAttr(obj, shape_s));
+  if (!shape || !PyTuple_Check(shape.ptr()) ||
+      PyTuple_GET_SIZE(shape.ptr()) != static_cast<Py_ssize_t>(want.dims.size()))
+    return PyErr_Clear(), false;
+  for (size_t d = 0; d < want.dims.size(); ++d)
+    if (PyLong_AsLongLong(PyTuple_GET_ITEM(shape.ptr(), d)) != want.dims[d]) return PyErr_Clear(), false;
+  py::object stride = py::reinterpret_steal<py::object>(PyObject_CallMethodNoArgs(obj, stride_s));
+  if (!stride || !PyTuple_Check(stride.ptr()) ||
+      PyTuple_GET_SIZE(stride.ptr()) != static_cast<Py_ssize_t>(want.strides.size()))
+    return PyErr_Clear(), false;
+  for (size_t d = 0; d < want.strides.size(); ++d)
+    if (PyLong_AsLongLong(PyTuple_GET_ITEM(stride.ptr(), d)) != want.strides[d]) return PyErr_Clear(), false;
+  py::object ptr = py::reinterpret_steal<py::object>(PyObject_CallMethodNoArgs(obj, data_ptr_s));
+  if (!ptr) return PyErr_Clear(), false;
+  *data = PyLong_AsVoidPtr(ptr.ptr());
+  if (PyErr_Occurred()) return PyErr_Clear(), false;
+  return true;
+}
+
+// The key of an argument the slow path has read (`arg`), if the fast path
+// can read its kind again: a NumPy array passed as it is, or an exact CPU
+// torch.Tensor.
+std::optional<ArgKey> KeyOf(PyObject* obj, const Arg& arg) {
+  ArgKey k;
+  if (py::detail::npy_api::get().PyArray_Check_(obj)) {
+    if (arg.keep.ptr() != obj) return std::nullopt;  // copied (ensure) for odd strides
+    auto* a = py::detail::array_proxy(obj);
+    k.kind = ArgKey::kNumpy;
+    k.dtype = a->descr;
+    k.dims.assign(a->dimensions, a->dimensions + a->nd);
+    k.strides.assign(a->strides, a->strides + a->nd);
+    return k;
+  }
+  if (Py_TYPE(obj) != TorchTensorType() || arg.managed) return std::nullopt;
+  k.kind = ArgKey::kTorch;
+  py::object dtype = py::reinterpret_borrow<py::object>(obj).attr("dtype");
+  k.dtype = dtype.ptr();  // torch dtypes are process-lived singletons
+  k.dims = arg.dims;
+  k.strides = arg.strides;
+  return k;
+}
+
 class Function {
  public:
   Function(std::string source, std::string device, std::string name)
       : source_(std::move(source)), name_(std::move(name)), device_(device) {}
 
   py::object Call(py::kwargs kwargs) {
+    if (PyObject* r = CallFast(kwargs.ptr())) {
+      ++fast_calls_;
+      return py::reinterpret_steal<py::object>(r);
+    }
+    return CallSlow(kwargs);
+  }
+
+ private:
+  // The last call's signature with out= given, when every argument is a
+  // NumPy array or a CPU torch.Tensor: a call with the same keywords in the
+  // same order and arguments of the same kinds, dtypes, dims and strides
+  // runs its program directly (no specs, strings or lookups). Any difference
+  // (another shape, strides, dtype, keyword) takes the slow path, which
+  // checks, compiles if needed, and records the new signature.
+  struct Fast {
+    struct Slot {
+      py::object name;   // the keyword
+      ArgKey key;
+      size_t tensor;     // index in `tensors` (inputs, then the output)
+    };
+    std::vector<Slot> slots;  // in keyword order, out= included
+    std::vector<tilec_tensor> tensors;  // data set per call in a copy
+    std::vector<std::vector<int64_t>> dims, strides;  // what the tensors point at
+    tilec_program program = nullptr;
+    size_t num_inputs = 0;
+    size_t bytes = 0;  // of all tensors: a tiny run keeps the GIL
+  };
+
+  // A new reference to the result, or null for "take the slow path" (with no
+  // Python error set).
+  PyObject* CallFast(PyObject* kwargs) {
+    // A copy: another thread may replace fast_ while this one runs without the GIL.
+    std::shared_ptr<const Fast> keep = fast_;
+    if (!keep) return nullptr;
+    const Fast& f = *keep;
+    constexpr size_t kMaxTensors = 16;
+    if (f.tensors.size() > kMaxTensors || !kwargs ||
+        PyDict_GET_SIZE(kwargs) != static_cast<Py_ssize_t>(f.slots.size()))
+      return nullptr;
+    tilec_tensor tensors[kMaxTensors];
+    std::copy(f.tensors.begin(), f.tensors.end(), tensors);
+    Py_ssize_t pos = 0;
+    PyObject *key, *value, *out = nullptr;
+    size_t i = 0;
+    while (PyDict_Next(kwargs, &pos, &key, &value)) {
+      const Fast::Slot& s = f.slots[i++];
+      if (key != s.name.ptr() && PyUnicode_Compare(key, s.name.ptr()) != 0) return PyErr_Clear(), nullptr;
+      if (!KeyMatches(value, s.key, &tensors[s.tensor].data)) return nullptr;
+      if (s.tensor == f.num_inputs) out = value;
+    }
+    size_t num_outputs = f.tensors.size() - f.num_inputs;
+    tilec_error error = nullptr;
+    tilec_status st;
+    if (f.bytes <= kKeepGilBytes) {
+      st = tilec_program_run(f.program, tensors, f.num_inputs, tensors + f.num_inputs, num_outputs, &error);
+    } else {
+      py::gil_scoped_release release;
+      st = tilec_program_run(f.program, tensors, f.num_inputs, tensors + f.num_inputs, num_outputs, &error);
+    }
+    if (st != TILEC_OK) {
+      tilec_error_release(error);
+      return nullptr;  // the slow path reports it
+    }
+    return Py_NewRef(out);  // the out= object, as the slow path returns it
+  }
+
+  // A tiny run (this many bytes of tensors in all) keeps the GIL: releasing
+  // and taking it back costs more than the kernel.
+  static constexpr size_t kKeepGilBytes = 64 * 1024;
+
+ public:
+  py::object CallSlow(py::kwargs kwargs) {
     py::object out = py::none();
     // Inputs by name (sorted: the signature must not depend on keyword order).
     std::vector<std::pair<std::string, Arg>> inputs;
@@ -293,13 +460,61 @@ class Function {
       py::gil_scoped_release release;
       c->program.Run(in, outs);
     }
+    Record(kwargs, *c, inputs, out, out_args);
     if (results.size() == 1) return results[0];
     return py::tuple(py::cast(results));
   }
 
   size_t compiled_count() const { return programs_.size(); }
+  size_t fast_calls() const { return fast_calls_; }
 
  private:
+  struct Compiled;
+
+  // Keeps this call's signature for CallFast if it qualifies (one output
+  // given as out=; every argument a kind KeyOf reads), else forgets any.
+  void Record(const py::kwargs& kwargs, Compiled& c,
+              const std::vector<std::pair<std::string, Arg>>& inputs, const py::object& out,
+              const std::vector<Arg>& out_args) {
+    fast_.reset();
+    if (out.is_none() || c.outputs.size() != 1 || py::isinstance<py::dict>(out)) return;
+    auto f = std::make_shared<Fast>();
+    f->program = c.program.get();
+    f->num_inputs = c.inputs.size();
+    f->tensors.resize(c.inputs.size() + 1);
+    f->dims.resize(f->tensors.size());
+    f->strides.resize(f->tensors.size());
+    auto fill = [&](size_t t, const Arg& a) {
+      f->dims[t] = a.dims;
+      f->strides[t] = a.strides;
+      tilec_tensor& ct = f->tensors[t];
+      ct = tilec_tensor{nullptr, a.tensor.bytes, a.tensor.dtype, static_cast<int>(a.dims.size()),
+                        f->dims[t].data(), f->strides[t].data()};
+      f->bytes += a.tensor.bytes;
+    };
+    for (auto [key, value] : kwargs) {
+      std::string k = py::str(key);
+      size_t t;
+      const Arg* arg;
+      if (k == "out") {
+        t = c.inputs.size();
+        arg = &out_args[0];
+      } else {
+        auto it = std::find_if(c.inputs.begin(), c.inputs.end(), [&](const auto& info) { return info.name == k; });
+        auto a = std::find_if(inputs.begin(), inputs.end(), [&](const auto& p) { return p.first == k; });
+        if (it == c.inputs.end() || a == inputs.end()) return;
+        t = static_cast<size_t>(it - c.inputs.begin());
+        arg = &a->second;
+      }
+      std::optional<ArgKey> key_of = KeyOf(value.ptr(), *arg);
+      if (!key_of) return;
+      fill(t, *arg);
+      f->slots.push_back({py::reinterpret_borrow<py::object>(key), std::move(*key_of), t});
+    }
+    if (f->slots.size() != f->tensors.size()) return;
+    fast_ = std::move(f);
+  }
+
   struct Compiled {
     explicit Compiled(tilec::Program p)
         : program(std::move(p)), inputs(program.Inputs()), outputs(program.Outputs()) {}
@@ -311,6 +526,8 @@ class Function {
   std::map<std::string, std::unique_ptr<Compiled>> programs_;
   Compiled* last_ = nullptr;
   std::string last_signature_;
+  std::shared_ptr<const Fast> fast_;
+  size_t fast_calls_ = 0;  // under the GIL
 };
 
 }  // namespace
@@ -330,7 +547,9 @@ PYBIND11_MODULE(_tilec, m) {
   py::class_<Function>(m, "Function")
       .def("__call__", &Function::Call)
       .def_property_readonly("compiled_count", &Function::compiled_count,
-                             "How many (dtype, shape) signatures were compiled");
+                             "How many (dtype, shape) signatures were compiled")
+      .def_property_readonly("fast_calls", &Function::fast_calls,
+                             "How many calls took the fast path (the last out= call's signature again)");
   m.def(
       "function",
       [](std::string source, std::string device, std::string name) {
