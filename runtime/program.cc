@@ -170,7 +170,7 @@ void Program::LaunchQuiet(const std::vector<hal::DeviceBuffer*>& slots,
   for (size_t i = 0; i < kernel_slots_.size(); ++i) {
     args.clear();
     for (size_t s : kernel_slots_[i]) args.push_back(slots[s]);
-    executable_->Launch(i, args);
+    executable_->LaunchUntimed(i, args);
   }
 }
 

@@ -110,6 +110,15 @@ class CpuExecutable final : public Executable {
       : kernels_(std::move(kernels)), pool_(pool), parallel_launches_(parallel_launches) {}
 
   uint64_t Launch(size_t index, const std::vector<DeviceBuffer*>& buffers) override {
+    return Run(index, buffers, true);
+  }
+  void LaunchUntimed(size_t index, const std::vector<DeviceBuffer*>& buffers) override {
+    Run(index, buffers, false);
+  }
+
+ private:
+  // Launch; nanoseconds taken if `timed`, else 0.
+  uint64_t Run(size_t index, const std::vector<DeviceBuffer*>& buffers, bool timed) {
     TILEC_CHECK(index < kernels_.size(), "kernel {} of {}", index, kernels_.size());
     const KernelLaunch& k = kernels_[index];
     TILEC_CHECK(buffers.size() == k.params, "kernel '{}' takes {} buffers, {} given", k.name,
@@ -137,7 +146,7 @@ class CpuExecutable final : public Executable {
     bool small = k.work >= 0 && k.work <= kInlineWork && bytes <= kInlineBytes;
     int chunks = small ? 1 : static_cast<int>(std::min<int64_t>(total, pool_.size()));
     if (chunks > 1) parallel_launches_.fetch_add(1, std::memory_order_relaxed);
-    auto start = std::chrono::steady_clock::now();
+    auto start = timed ? std::chrono::steady_clock::now() : std::chrono::steady_clock::time_point{};
     // Pieces of contiguous group ids, about 8 per thread, taken in order from
     // a shared counter: a thread slowed down (by another process, or a
     // heavier stretch of the grid) takes fewer pieces instead of holding up
@@ -157,12 +166,12 @@ class CpuExecutable final : public Executable {
         }
       });
     }
+    if (!timed) return 0;
     auto ns = std::chrono::duration_cast<std::chrono::nanoseconds>(
         std::chrono::steady_clock::now() - start);
     return static_cast<uint64_t>(ns.count());
   }
 
- private:
   std::vector<KernelLaunch> kernels_;
   ThreadPool& pool_;
   std::atomic<uint64_t>& parallel_launches_;
