@@ -12,8 +12,11 @@
 // keeps one program per distinct (dtype, shape) signature. Arrays are passed
 // to the library in place (their strides included): C-contiguous aligned
 // arrays are not copied on CPU devices. Objects with __dlpack__ are read
-// through their DLManagedTensor directly (dlpack.h), not through NumPy. Runs release the GIL. Tile errors
-// raise tilec.Error whose text has the source line and a caret.
+// through their DLManagedTensor directly (dlpack.h), not through NumPy. A
+// call repeating the previous out= call's signature takes a fast path
+// (Function::CallFast). Runs release the GIL, except tiny ones on the fast
+// path. Tile errors raise tilec.Error whose text has the source line and a
+// caret.
 #include <pybind11/numpy.h>
 #include <pybind11/pybind11.h>
 #include <pybind11/stl.h>
