@@ -21,6 +21,7 @@
 #include <pybind11/pybind11.h>
 #include <pybind11/stl.h>
 #include <dlpack/dlpack.h>
+#include <structmember.h>
 #include <tilec/tilec.hpp>
 
 #include <algorithm>
@@ -355,21 +356,40 @@ class Function {
   // A new reference to the result, or null for "take the slow path" (with no
   // Python error set).
   PyObject* CallFast(PyObject* kwargs) {
+    if (!kwargs) return nullptr;
+    Py_ssize_t pos = 0;
+    return CallFastWith(PyDict_GET_SIZE(kwargs), [&](PyObject** key, PyObject** value) {
+      PyDict_Next(kwargs, &pos, key, value);
+    });
+  }
+
+ public:
+  // The fast path for a vectorcall (FunctionObject): keyword values and names.
+  PyObject* CallFast(PyObject* const* values, PyObject* kwnames) {
+    if (!kwnames) return nullptr;
+    Py_ssize_t i = 0;
+    return CallFastWith(PyTuple_GET_SIZE(kwnames), [&](PyObject** key, PyObject** value) {
+      *key = PyTuple_GET_ITEM(kwnames, i);
+      *value = values[i++];
+    });
+  }
+  void CountFastCall() { ++fast_calls_; }
+
+ private:
+  // `next(&key, &value)` gives the `count` keyword arguments in call order.
+  template <typename Next>
+  PyObject* CallFastWith(Py_ssize_t count, Next&& next) {
     // A copy: another thread may replace fast_ while this one runs without the GIL.
     std::shared_ptr<const Fast> keep = fast_;
     if (!keep) return nullptr;
     const Fast& f = *keep;
     constexpr size_t kMaxTensors = 16;
-    if (f.tensors.size() > kMaxTensors || !kwargs ||
-        PyDict_GET_SIZE(kwargs) != static_cast<Py_ssize_t>(f.slots.size()))
-      return nullptr;
+    if (f.tensors.size() > kMaxTensors || count != static_cast<Py_ssize_t>(f.slots.size())) return nullptr;
     tilec_tensor tensors[kMaxTensors];
     std::copy(f.tensors.begin(), f.tensors.end(), tensors);
-    Py_ssize_t pos = 0;
     PyObject *key, *value, *out = nullptr;
-    size_t i = 0;
-    while (PyDict_Next(kwargs, &pos, &key, &value)) {
-      const Fast::Slot& s = f.slots[i++];
+    for (const Fast::Slot& s : f.slots) {
+      next(&key, &value);
       if (key != s.name.ptr() && PyUnicode_Compare(key, s.name.ptr()) != 0) return PyErr_Clear(), nullptr;
       if (!KeyMatches(value, s.key, &tensors[s.tensor].data)) return nullptr;
       if (s.tensor == f.num_inputs) out = value;
@@ -533,6 +553,83 @@ class Function {
   size_t fast_calls_ = 0;  // under the GIL
 };
 
+// What tilec.function returns: a plain CPython callable with a vectorcall
+// entry, so a call on the fast path builds no kwargs dict and skips
+// pybind11's dispatch; any other call (and every attribute) goes to the
+// pybind11 Function it holds.
+struct FunctionObject {
+  PyObject_HEAD
+  vectorcallfunc vectorcall;
+  PyObject* impl;  // the pybind11 Function (strong reference)
+  Function* function;
+};
+
+PyObject* FunctionVectorcall(PyObject* self, PyObject* const* args, size_t nargsf, PyObject* kwnames) {
+  auto* o = reinterpret_cast<FunctionObject*>(self);
+  if (PyVectorcall_NARGS(nargsf) == 0) {
+    try {
+      if (PyObject* r = o->function->CallFast(args, kwnames)) {
+        o->function->CountFastCall();
+        return r;
+      }
+    } catch (py::error_already_set& e) {
+      e.restore();
+      return nullptr;
+    }
+    if (PyErr_Occurred()) return nullptr;
+  }
+  PyObject* call = PyObject_GetAttrString(o->impl, "__call__");
+  if (!call) return nullptr;
+  PyObject* r = PyObject_Vectorcall(call, args, nargsf, kwnames);
+  Py_DECREF(call);
+  return r;
+}
+
+void FunctionDealloc(PyObject* self) {
+  Py_XDECREF(reinterpret_cast<FunctionObject*>(self)->impl);
+  PyTypeObject* type = Py_TYPE(self);
+  type->tp_free(self);
+  Py_DECREF(type);
+}
+
+PyObject* FunctionGetattr(PyObject* self, PyObject* name) {
+  if (PyObject* r = PyObject_GenericGetAttr(self, name)) return r;
+  if (!PyErr_ExceptionMatches(PyExc_AttributeError)) return nullptr;
+  PyErr_Clear();
+  return PyObject_GetAttr(reinterpret_cast<FunctionObject*>(self)->impl, name);
+}
+
+PyTypeObject* FunctionType() {
+  static PyTypeObject* type = [] {
+    static PyMemberDef members[] = {
+        {"__vectorcalloffset__", T_PYSSIZET, offsetof(FunctionObject, vectorcall), READONLY, nullptr},
+        {nullptr, 0, 0, 0, nullptr}};
+    static PyType_Slot slots[] = {
+        {Py_tp_dealloc, reinterpret_cast<void*>(FunctionDealloc)},
+        {Py_tp_call, reinterpret_cast<void*>(PyVectorcall_Call)},
+        {Py_tp_getattro, reinterpret_cast<void*>(FunctionGetattr)},
+        {Py_tp_members, members},
+        {Py_tp_doc, const_cast<char*>("A Tile program as a callable on keyword arguments named like its inputs.")},
+        {0, nullptr}};
+    static PyType_Spec spec = {"tilec._tilec.Function", sizeof(FunctionObject), 0,
+                               Py_TPFLAGS_DEFAULT | Py_TPFLAGS_HAVE_VECTORCALL, slots};
+    PyObject* t = PyType_FromSpec(&spec);
+    if (!t) throw py::error_already_set();
+    return reinterpret_cast<PyTypeObject*>(t);  // kept for the process
+  }();
+  return type;
+}
+
+py::object MakeFunctionObject(py::object impl) {
+  PyTypeObject* type = FunctionType();
+  auto* o = reinterpret_cast<FunctionObject*>(type->tp_alloc(type, 0));
+  if (!o) throw py::error_already_set();
+  o->vectorcall = FunctionVectorcall;
+  o->function = impl.cast<Function*>();
+  o->impl = impl.release().ptr();
+  return py::reinterpret_steal<py::object>(reinterpret_cast<PyObject*>(o));
+}
+
 }  // namespace
 
 PYBIND11_MODULE(_tilec, m) {
@@ -547,7 +644,7 @@ PYBIND11_MODULE(_tilec, m) {
   });
   m.def("version", [] { return std::string(tilec_version_string()); });
   m.def("devices", [] { return tilec::DeviceIds(); });
-  py::class_<Function>(m, "Function")
+  py::class_<Function>(m, "_Function")
       .def("__call__", &Function::Call)
       .def_property_readonly("compiled_count", &Function::compiled_count,
                              "How many (dtype, shape) signatures were compiled")
@@ -556,8 +653,10 @@ PYBIND11_MODULE(_tilec, m) {
   m.def(
       "function",
       [](std::string source, std::string device, std::string name) {
-        return std::make_unique<Function>(std::move(source), std::move(device), std::move(name));
+        return MakeFunctionObject(
+            py::cast(std::make_unique<Function>(std::move(source), std::move(device), std::move(name))));
       },
       py::arg("source"), py::arg("device") = "llvm", py::arg("name") = "<python>",
       "A callable running the Tile program `source` on keyword arguments named like its inputs.");
+  m.attr("Function") = py::reinterpret_borrow<py::object>(reinterpret_cast<PyObject*>(FunctionType()));
 }
