@@ -235,12 +235,6 @@ struct ArgKey {
   bool operator==(const ArgKey&) const = default;
 };
 
-// Attribute names, made once.
-PyObject* Interned(const char* s) {
-  PyObject* o = PyUnicode_InternFromString(s);
-  if (!o) throw py::error_already_set();
-  return o;  // kept for the process
-}
 
 // The torch.Tensor type if torch is imported (never imports it), else null.
 PyTypeObject* TorchTensorType() {
@@ -269,27 +263,44 @@ bool KeyMatches(PyObject* obj, const ArgKey& want, void** data) {
     *data = a->data;
     return true;
   }
-  static PyObject *dtype_s = Interned("dtype"), *shape_s = Interned("shape"),
-                  *stride_s = Interned("stride"), *data_ptr_s = Interned("data_ptr"),
-                  *is_cpu_s = Interned("is_cpu");
   if (Py_TYPE(obj) != TorchTensorType()) return false;
-  py::object dtype = py::reinterpret_steal<py::object>(PyObject_GetAttr(obj, dtype_s));
+  // The type's descriptors, called directly: no attribute lookup per read.
+  struct Descriptors {
+    PyObject *dtype, *is_cpu, *shape, *stride, *data_ptr;
+  };
+  static const Descriptors ds = [] {
+    auto get = [](const char* n) {
+      PyObject* d = PyObject_GetAttrString(reinterpret_cast<PyObject*>(TorchTensorType()), n);
+      if (!d) throw py::error_already_set();
+      return d;  // kept for the process
+    };
+    return Descriptors{get("dtype"), get("is_cpu"), get("shape"), get("stride"), get("data_ptr")};
+  }();
+  auto attr = [&](PyObject* descr) {
+    descrgetfunc getter = Py_TYPE(descr)->tp_descr_get;
+    return py::reinterpret_steal<py::object>(
+        getter ? getter(descr, obj, reinterpret_cast<PyObject*>(Py_TYPE(obj))) : nullptr);
+  };
+  auto call = [&](PyObject* descr) {
+    return py::reinterpret_steal<py::object>(PyObject_Vectorcall(descr, &obj, 1, nullptr));
+  };
+  py::object dtype = attr(ds.dtype);
   if (!dtype || dtype.ptr() != want.dtype) return PyErr_Clear(), false;
-  py::object is_cpu = py::reinterpret_steal<py::object>(PyObject_GetAttr(obj, is_cpu_s));
+  py::object is_cpu = attr(ds.is_cpu);
   if (!is_cpu || is_cpu.ptr() != Py_True) return PyErr_Clear(), false;
-  py::object shape = py::reinterpret_steal<py::object>(PyObject_GetAttr(obj, shape_s));
+  py::object shape = attr(ds.shape);
   if (!shape || !PyTuple_Check(shape.ptr()) ||
       PyTuple_GET_SIZE(shape.ptr()) != static_cast<Py_ssize_t>(want.dims.size()))
     return PyErr_Clear(), false;
   for (size_t d = 0; d < want.dims.size(); ++d)
     if (PyLong_AsLongLong(PyTuple_GET_ITEM(shape.ptr(), d)) != want.dims[d]) return PyErr_Clear(), false;
-  py::object stride = py::reinterpret_steal<py::object>(PyObject_CallMethodNoArgs(obj, stride_s));
+  py::object stride = call(ds.stride);
   if (!stride || !PyTuple_Check(stride.ptr()) ||
       PyTuple_GET_SIZE(stride.ptr()) != static_cast<Py_ssize_t>(want.strides.size()))
     return PyErr_Clear(), false;
   for (size_t d = 0; d < want.strides.size(); ++d)
     if (PyLong_AsLongLong(PyTuple_GET_ITEM(stride.ptr(), d)) != want.strides[d]) return PyErr_Clear(), false;
-  py::object ptr = py::reinterpret_steal<py::object>(PyObject_CallMethodNoArgs(obj, data_ptr_s));
+  py::object ptr = call(ds.data_ptr);
   if (!ptr) return PyErr_Clear(), false;
   *data = PyLong_AsVoidPtr(ptr.ptr());
   if (PyErr_Occurred()) return PyErr_Clear(), false;
