@@ -64,6 +64,18 @@ std::unique_ptr<Device> OpenDevice(const std::string& id) {
   TILEC_USER_ERROR("unknown device '{}' (available: {})", id, fmt::join(ListDeviceIds(), ", "));
 }
 
+std::unique_ptr<DeviceBuffer> Device::WrapDeviceMemory(void* handle, size_t bytes, bool writable) {
+  throw UsageError(fmt::format(
+      "device '{}' runs on host memory: a cl_mem can only be used by a program compiled for an "
+      "OpenCL device",
+      id()));
+}
+
+std::unique_ptr<Device> OpenDeviceOn(void* cl_context, void* cl_command_queue) {
+  return opencl::MakeOpenClDeviceOn(static_cast<::cl_context>(cl_context),
+                                    static_cast<::cl_command_queue>(cl_command_queue));
+}
+
 std::string DescribeAllDevices() { return DescribeLlvm() + "\n" + opencl::DescribeDevices(); }
 
 }  // namespace tilec::hal

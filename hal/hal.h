@@ -38,6 +38,11 @@ class Executable {
   // (its parameters: spec.outputs then spec.inputs) and waits for it.
   // Returns the kernel's device time in nanoseconds.
   virtual uint64_t Launch(size_t index, const std::vector<DeviceBuffer*>& buffers) = 0;
+  // Launch without measuring the time (the embedding API's fast path, where
+  // reading the clock twice costs a third of a tiny run).
+  virtual void LaunchUntimed(size_t index, const std::vector<DeviceBuffer*>& buffers) {
+    Launch(index, buffers);
+  }
 };
 
 class Device {
@@ -68,6 +73,28 @@ class Device {
   virtual std::unique_ptr<DeviceBuffer> WrapHost(void* data, size_t bytes) { return nullptr; }
   // Makes the kernels' writes to a WrapHost buffer visible in its host memory.
   virtual void SyncHost(DeviceBuffer& buffer) {}
+  // Points a buffer WrapHost returned at other host memory of `bytes` (> 0),
+  // so a caller running again on new memory allocates nothing; false if the
+  // device cannot (OpenCL: a CL_MEM_USE_HOST_PTR buffer is bound to its
+  // memory), and then the caller wraps the memory anew.
+  virtual bool RewrapHost(DeviceBuffer& buffer, void* data, size_t bytes) { return false; }
+
+  // A buffer over memory the caller already has on this device (`handle` is
+  // a cl_mem on OpenCL; retained while the buffer lives), which kernels use
+  // in place: it must hold at least `bytes`, and be writable if `writable`.
+  // UsageError if it cannot be used: the device has no such memory (CPU
+  // devices), or the handle is invalid, of another context, too small or
+  // read-only.
+  virtual std::unique_ptr<DeviceBuffer> WrapDeviceMemory(void* handle, size_t bytes, bool writable);
+
+  // The native objects a framework shares with the device: OpenCL's
+  // cl_context and cl_command_queue (Tilec runs every command on that queue);
+  // both null on devices without them.
+  struct NativeHandles {
+    void* context = nullptr;
+    void* queue = nullptr;
+  };
+  virtual NativeHandles native_handles() const { return {}; }
 
   // The target code of `module` (OpenCL C, LLVM IR, …).
   virtual std::string EmitCode(const sem::Module& module) = 0;
@@ -88,6 +115,11 @@ class Device {
 // UserError for an unknown id (listing the available ones); DeviceError if
 // the device exists but cannot be opened.
 std::unique_ptr<Device> OpenDevice(const std::string& id);
+
+// An OpenCL device on the caller's `cl_context` and `cl_command_queue`
+// (passed as void* so callers need no OpenCL headers). UsageError for NULL or
+// invalid handles, or a queue of another context.
+std::unique_ptr<Device> OpenDeviceOn(void* cl_context, void* cl_command_queue);
 
 // Ids of every device this build can open, in a stable order.
 std::vector<std::string> ListDeviceIds();

@@ -12,18 +12,23 @@
 // keeps one program per distinct (dtype, shape) signature. Arrays are passed
 // to the library in place (their strides included): C-contiguous aligned
 // arrays are not copied on CPU devices. Objects with __dlpack__ are read
-// through their DLManagedTensor directly (dlpack.h), not through NumPy. Runs release the GIL. Tile errors
-// raise tilec.Error whose text has the source line and a caret.
+// through their DLManagedTensor directly (dlpack.h), not through NumPy. A
+// call repeating the previous out= call's signature takes a fast path
+// (Function::CallFast). Runs release the GIL, except tiny ones on the fast
+// path. Tile errors raise tilec.Error whose text has the source line and a
+// caret.
 #include <pybind11/numpy.h>
 #include <pybind11/pybind11.h>
 #include <pybind11/stl.h>
 #include <dlpack/dlpack.h>
+#include <structmember.h>
 #include <tilec/tilec.hpp>
 
 #include <algorithm>
 #include <map>
 #include <utility>
 #include <memory>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -220,12 +225,208 @@ void MakeArg(const py::handle& obj, const std::string& name, Arg& arg) {
                        std::string(py::str(py::type::of(obj))));
 }
 
+// What the fast path of a call compares an argument with: its kind, element
+// type object, dims and strides (bytes for NumPy, elements for torch).
+// Never the data pointer, which is read anew on every call.
+struct ArgKey {
+  enum Kind { kNumpy, kTorch } kind = kNumpy;
+  PyObject* dtype = nullptr;  // NumPy's descr or torch's dtype (process-lived singletons)
+  std::vector<int64_t> dims, strides;
+  bool operator==(const ArgKey&) const = default;
+};
+
+
+// The torch.Tensor type if torch is imported (never imports it), else null.
+PyTypeObject* TorchTensorType() {
+  static PyTypeObject* type = nullptr;
+  if (!type) {
+    PyObject* modules = PyImport_GetModuleDict();
+    PyObject* torch = PyDict_GetItemString(modules, "torch");  // borrowed
+    if (!torch) return nullptr;
+    PyObject* t = PyObject_GetAttrString(torch, "Tensor");
+    if (!t) throw py::error_already_set();
+    type = reinterpret_cast<PyTypeObject*>(t);  // kept for the process
+  }
+  return type;
+}
+
+// The key and data pointer of `obj` without building anything (false: not a
+// NumPy array or an exact CPU torch.Tensor; the slow path decides then).
+// `want` is the key to match: only it is compared, nothing allocated.
+bool KeyMatches(PyObject* obj, const ArgKey& want, void** data) {
+  if (want.kind == ArgKey::kNumpy) {
+    if (!py::detail::npy_api::get().PyArray_Check_(obj)) return false;
+    auto* a = py::detail::array_proxy(obj);
+    if (a->descr != want.dtype || a->nd != static_cast<int>(want.dims.size())) return false;
+    for (int d = 0; d < a->nd; ++d)
+      if (a->dimensions[d] != want.dims[d] || a->strides[d] != want.strides[d]) return false;
+    *data = a->data;
+    return true;
+  }
+  if (Py_TYPE(obj) != TorchTensorType()) return false;
+  // The type's descriptors, called directly: no attribute lookup per read.
+  struct Descriptors {
+    PyObject *dtype, *is_cpu, *shape, *stride, *data_ptr;
+  };
+  static const Descriptors ds = [] {
+    auto get = [](const char* n) {
+      PyObject* d = PyObject_GetAttrString(reinterpret_cast<PyObject*>(TorchTensorType()), n);
+      if (!d) throw py::error_already_set();
+      return d;  // kept for the process
+    };
+    return Descriptors{get("dtype"), get("is_cpu"), get("shape"), get("stride"), get("data_ptr")};
+  }();
+  auto attr = [&](PyObject* descr) {
+    descrgetfunc getter = Py_TYPE(descr)->tp_descr_get;
+    return py::reinterpret_steal<py::object>(
+        getter ? getter(descr, obj, reinterpret_cast<PyObject*>(Py_TYPE(obj))) : nullptr);
+  };
+  auto call = [&](PyObject* descr) {
+    return py::reinterpret_steal<py::object>(PyObject_Vectorcall(descr, &obj, 1, nullptr));
+  };
+  py::object dtype = attr(ds.dtype);
+  if (!dtype || dtype.ptr() != want.dtype) return PyErr_Clear(), false;
+  py::object is_cpu = attr(ds.is_cpu);
+  if (!is_cpu || is_cpu.ptr() != Py_True) return PyErr_Clear(), false;
+  py::object shape = attr(ds.shape);
+  if (!shape || !PyTuple_Check(shape.ptr()) ||
+      PyTuple_GET_SIZE(shape.ptr()) != static_cast<Py_ssize_t>(want.dims.size()))
+    return PyErr_Clear(), false;
+  for (size_t d = 0; d < want.dims.size(); ++d)
+    if (PyLong_AsLongLong(PyTuple_GET_ITEM(shape.ptr(), d)) != want.dims[d]) return PyErr_Clear(), false;
+  py::object stride = call(ds.stride);
+  if (!stride || !PyTuple_Check(stride.ptr()) ||
+      PyTuple_GET_SIZE(stride.ptr()) != static_cast<Py_ssize_t>(want.strides.size()))
+    return PyErr_Clear(), false;
+  for (size_t d = 0; d < want.strides.size(); ++d)
+    if (PyLong_AsLongLong(PyTuple_GET_ITEM(stride.ptr(), d)) != want.strides[d]) return PyErr_Clear(), false;
+  py::object ptr = call(ds.data_ptr);
+  if (!ptr) return PyErr_Clear(), false;
+  *data = PyLong_AsVoidPtr(ptr.ptr());
+  if (PyErr_Occurred()) return PyErr_Clear(), false;
+  return true;
+}
+
+// The key of an argument the slow path has read (`arg`), if the fast path
+// can read its kind again: a NumPy array passed as it is, or an exact CPU
+// torch.Tensor.
+std::optional<ArgKey> KeyOf(PyObject* obj, const Arg& arg) {
+  ArgKey k;
+  if (py::detail::npy_api::get().PyArray_Check_(obj)) {
+    if (arg.keep.ptr() != obj) return std::nullopt;  // copied (ensure) for odd strides
+    auto* a = py::detail::array_proxy(obj);
+    k.kind = ArgKey::kNumpy;
+    k.dtype = a->descr;
+    k.dims.assign(a->dimensions, a->dimensions + a->nd);
+    k.strides.assign(a->strides, a->strides + a->nd);
+    return k;
+  }
+  if (Py_TYPE(obj) != TorchTensorType() || arg.managed) return std::nullopt;
+  k.kind = ArgKey::kTorch;
+  py::object dtype = py::reinterpret_borrow<py::object>(obj).attr("dtype");
+  k.dtype = dtype.ptr();  // torch dtypes are process-lived singletons
+  k.dims = arg.dims;
+  k.strides = arg.strides;
+  return k;
+}
+
 class Function {
  public:
   Function(std::string source, std::string device, std::string name)
       : source_(std::move(source)), name_(std::move(name)), device_(device) {}
 
   py::object Call(py::kwargs kwargs) {
+    if (PyObject* r = CallFast(kwargs.ptr())) {
+      ++fast_calls_;
+      return py::reinterpret_steal<py::object>(r);
+    }
+    return CallSlow(kwargs);
+  }
+
+ private:
+  // The last call's signature with out= given, when every argument is a
+  // NumPy array or a CPU torch.Tensor: a call with the same keywords in the
+  // same order and arguments of the same kinds, dtypes, dims and strides
+  // runs its program directly (no specs, strings or lookups). Any difference
+  // (another shape, strides, dtype, keyword) takes the slow path, which
+  // checks, compiles if needed, and records the new signature.
+  struct Fast {
+    struct Slot {
+      py::object name;   // the keyword
+      ArgKey key;
+      size_t tensor;     // index in `tensors` (inputs, then the output)
+    };
+    std::vector<Slot> slots;  // in keyword order, out= included
+    std::vector<tilec_tensor> tensors;  // data set per call in a copy
+    std::vector<std::vector<int64_t>> dims, strides;  // what the tensors point at
+    tilec_program program = nullptr;
+    size_t num_inputs = 0;
+    size_t bytes = 0;  // of all tensors: a tiny run keeps the GIL
+  };
+
+  // A new reference to the result, or null for "take the slow path" (with no
+  // Python error set).
+  PyObject* CallFast(PyObject* kwargs) {
+    if (!kwargs) return nullptr;
+    Py_ssize_t pos = 0;
+    return CallFastWith(PyDict_GET_SIZE(kwargs), [&](PyObject** key, PyObject** value) {
+      PyDict_Next(kwargs, &pos, key, value);
+    });
+  }
+
+ public:
+  // The fast path for a vectorcall (FunctionObject): keyword values and names.
+  PyObject* CallFast(PyObject* const* values, PyObject* kwnames) {
+    if (!kwnames) return nullptr;
+    Py_ssize_t i = 0;
+    return CallFastWith(PyTuple_GET_SIZE(kwnames), [&](PyObject** key, PyObject** value) {
+      *key = PyTuple_GET_ITEM(kwnames, i);
+      *value = values[i++];
+    });
+  }
+  void CountFastCall() { ++fast_calls_; }
+
+ private:
+  // `next(&key, &value)` gives the `count` keyword arguments in call order.
+  template <typename Next>
+  PyObject* CallFastWith(Py_ssize_t count, Next&& next) {
+    // A copy: another thread may replace fast_ while this one runs without the GIL.
+    std::shared_ptr<const Fast> keep = fast_;
+    if (!keep) return nullptr;
+    const Fast& f = *keep;
+    constexpr size_t kMaxTensors = 16;
+    if (f.tensors.size() > kMaxTensors || count != static_cast<Py_ssize_t>(f.slots.size())) return nullptr;
+    tilec_tensor tensors[kMaxTensors];
+    std::copy(f.tensors.begin(), f.tensors.end(), tensors);
+    PyObject *key, *value, *out = nullptr;
+    for (const Fast::Slot& s : f.slots) {
+      next(&key, &value);
+      if (key != s.name.ptr() && PyUnicode_Compare(key, s.name.ptr()) != 0) return PyErr_Clear(), nullptr;
+      if (!KeyMatches(value, s.key, &tensors[s.tensor].data)) return nullptr;
+      if (s.tensor == f.num_inputs) out = value;
+    }
+    size_t num_outputs = f.tensors.size() - f.num_inputs;
+    tilec_error error = nullptr;
+    tilec_status st;
+    if (f.bytes <= kKeepGilBytes) {
+      st = tilec_program_run(f.program, tensors, f.num_inputs, tensors + f.num_inputs, num_outputs, &error);
+    } else {
+      py::gil_scoped_release release;
+      st = tilec_program_run(f.program, tensors, f.num_inputs, tensors + f.num_inputs, num_outputs, &error);
+    }
+    if (st != TILEC_OK) {
+      tilec_error_release(error);
+      return nullptr;  // the slow path reports it
+    }
+    return Py_NewRef(out);  // the out= object, as the slow path returns it
+  }
+
+  // A tiny run (this many bytes of tensors in all) keeps the GIL: releasing
+  // and taking it back costs more than the kernel.
+  static constexpr size_t kKeepGilBytes = 64 * 1024;
+
+ public:
+  py::object CallSlow(py::kwargs kwargs) {
     py::object out = py::none();
     // Inputs by name (sorted: the signature must not depend on keyword order).
     std::vector<std::pair<std::string, Arg>> inputs;
@@ -293,13 +494,61 @@ class Function {
       py::gil_scoped_release release;
       c->program.Run(in, outs);
     }
+    Record(kwargs, *c, inputs, out, out_args);
     if (results.size() == 1) return results[0];
     return py::tuple(py::cast(results));
   }
 
   size_t compiled_count() const { return programs_.size(); }
+  size_t fast_calls() const { return fast_calls_; }
 
  private:
+  struct Compiled;
+
+  // Keeps this call's signature for CallFast if it qualifies (one output
+  // given as out=; every argument a kind KeyOf reads), else forgets any.
+  void Record(const py::kwargs& kwargs, Compiled& c,
+              const std::vector<std::pair<std::string, Arg>>& inputs, const py::object& out,
+              const std::vector<Arg>& out_args) {
+    fast_.reset();
+    if (out.is_none() || c.outputs.size() != 1 || py::isinstance<py::dict>(out)) return;
+    auto f = std::make_shared<Fast>();
+    f->program = c.program.get();
+    f->num_inputs = c.inputs.size();
+    f->tensors.resize(c.inputs.size() + 1);
+    f->dims.resize(f->tensors.size());
+    f->strides.resize(f->tensors.size());
+    auto fill = [&](size_t t, const Arg& a) {
+      f->dims[t] = a.dims;
+      f->strides[t] = a.strides;
+      tilec_tensor& ct = f->tensors[t];
+      ct = tilec_tensor{nullptr, a.tensor.bytes, a.tensor.dtype, static_cast<int>(a.dims.size()),
+                        f->dims[t].data(), f->strides[t].data()};
+      f->bytes += a.tensor.bytes;
+    };
+    for (auto [key, value] : kwargs) {
+      std::string k = py::str(key);
+      size_t t;
+      const Arg* arg;
+      if (k == "out") {
+        t = c.inputs.size();
+        arg = &out_args[0];
+      } else {
+        auto it = std::find_if(c.inputs.begin(), c.inputs.end(), [&](const auto& info) { return info.name == k; });
+        auto a = std::find_if(inputs.begin(), inputs.end(), [&](const auto& p) { return p.first == k; });
+        if (it == c.inputs.end() || a == inputs.end()) return;
+        t = static_cast<size_t>(it - c.inputs.begin());
+        arg = &a->second;
+      }
+      std::optional<ArgKey> key_of = KeyOf(value.ptr(), *arg);
+      if (!key_of) return;
+      fill(t, *arg);
+      f->slots.push_back({py::reinterpret_borrow<py::object>(key), std::move(*key_of), t});
+    }
+    if (f->slots.size() != f->tensors.size()) return;
+    fast_ = std::move(f);
+  }
+
   struct Compiled {
     explicit Compiled(tilec::Program p)
         : program(std::move(p)), inputs(program.Inputs()), outputs(program.Outputs()) {}
@@ -311,7 +560,86 @@ class Function {
   std::map<std::string, std::unique_ptr<Compiled>> programs_;
   Compiled* last_ = nullptr;
   std::string last_signature_;
+  std::shared_ptr<const Fast> fast_;
+  size_t fast_calls_ = 0;  // under the GIL
 };
+
+// What tilec.function returns: a plain CPython callable with a vectorcall
+// entry, so a call on the fast path builds no kwargs dict and skips
+// pybind11's dispatch; any other call (and every attribute) goes to the
+// pybind11 Function it holds.
+struct FunctionObject {
+  PyObject_HEAD
+  vectorcallfunc vectorcall;
+  PyObject* impl;  // the pybind11 Function (strong reference)
+  Function* function;
+};
+
+PyObject* FunctionVectorcall(PyObject* self, PyObject* const* args, size_t nargsf, PyObject* kwnames) {
+  auto* o = reinterpret_cast<FunctionObject*>(self);
+  if (PyVectorcall_NARGS(nargsf) == 0) {
+    try {
+      if (PyObject* r = o->function->CallFast(args, kwnames)) {
+        o->function->CountFastCall();
+        return r;
+      }
+    } catch (py::error_already_set& e) {
+      e.restore();
+      return nullptr;
+    }
+    if (PyErr_Occurred()) return nullptr;
+  }
+  PyObject* call = PyObject_GetAttrString(o->impl, "__call__");
+  if (!call) return nullptr;
+  PyObject* r = PyObject_Vectorcall(call, args, nargsf, kwnames);
+  Py_DECREF(call);
+  return r;
+}
+
+void FunctionDealloc(PyObject* self) {
+  Py_XDECREF(reinterpret_cast<FunctionObject*>(self)->impl);
+  PyTypeObject* type = Py_TYPE(self);
+  type->tp_free(self);
+  Py_DECREF(type);
+}
+
+PyObject* FunctionGetattr(PyObject* self, PyObject* name) {
+  if (PyObject* r = PyObject_GenericGetAttr(self, name)) return r;
+  if (!PyErr_ExceptionMatches(PyExc_AttributeError)) return nullptr;
+  PyErr_Clear();
+  return PyObject_GetAttr(reinterpret_cast<FunctionObject*>(self)->impl, name);
+}
+
+PyTypeObject* FunctionType() {
+  static PyTypeObject* type = [] {
+    static PyMemberDef members[] = {
+        {"__vectorcalloffset__", T_PYSSIZET, offsetof(FunctionObject, vectorcall), READONLY, nullptr},
+        {nullptr, 0, 0, 0, nullptr}};
+    static PyType_Slot slots[] = {
+        {Py_tp_dealloc, reinterpret_cast<void*>(FunctionDealloc)},
+        {Py_tp_call, reinterpret_cast<void*>(PyVectorcall_Call)},
+        {Py_tp_getattro, reinterpret_cast<void*>(FunctionGetattr)},
+        {Py_tp_members, members},
+        {Py_tp_doc, const_cast<char*>("A Tile program as a callable on keyword arguments named like its inputs.")},
+        {0, nullptr}};
+    static PyType_Spec spec = {"tilec._tilec.Function", sizeof(FunctionObject), 0,
+                               Py_TPFLAGS_DEFAULT | Py_TPFLAGS_HAVE_VECTORCALL, slots};
+    PyObject* t = PyType_FromSpec(&spec);
+    if (!t) throw py::error_already_set();
+    return reinterpret_cast<PyTypeObject*>(t);  // kept for the process
+  }();
+  return type;
+}
+
+py::object MakeFunctionObject(py::object impl) {
+  PyTypeObject* type = FunctionType();
+  auto* o = reinterpret_cast<FunctionObject*>(type->tp_alloc(type, 0));
+  if (!o) throw py::error_already_set();
+  o->vectorcall = FunctionVectorcall;
+  o->function = impl.cast<Function*>();
+  o->impl = impl.release().ptr();
+  return py::reinterpret_steal<py::object>(reinterpret_cast<PyObject*>(o));
+}
 
 }  // namespace
 
@@ -327,15 +655,19 @@ PYBIND11_MODULE(_tilec, m) {
   });
   m.def("version", [] { return std::string(tilec_version_string()); });
   m.def("devices", [] { return tilec::DeviceIds(); });
-  py::class_<Function>(m, "Function")
+  py::class_<Function>(m, "_Function")
       .def("__call__", &Function::Call)
       .def_property_readonly("compiled_count", &Function::compiled_count,
-                             "How many (dtype, shape) signatures were compiled");
+                             "How many (dtype, shape) signatures were compiled")
+      .def_property_readonly("fast_calls", &Function::fast_calls,
+                             "How many calls took the fast path (the last out= call's signature again)");
   m.def(
       "function",
       [](std::string source, std::string device, std::string name) {
-        return std::make_unique<Function>(std::move(source), std::move(device), std::move(name));
+        return MakeFunctionObject(
+            py::cast(std::make_unique<Function>(std::move(source), std::move(device), std::move(name))));
       },
       py::arg("source"), py::arg("device") = "llvm", py::arg("name") = "<python>",
       "A callable running the Tile program `source` on keyword arguments named like its inputs.");
+  m.attr("Function") = py::reinterpret_borrow<py::object>(reinterpret_cast<PyObject*>(FunctionType()));
 }

@@ -10,17 +10,12 @@
 
 #include "runtime/handle_registry.h"
 #include "runtime/program_cache.h"
+#include "runtime/settings.h"
 #include "support/error.h"
 #include "tile_lang/layout.h"
 
 namespace tilec::runtime {
 namespace {
-
-// Misuse of the API itself (null handle, bad argument): TILEC_ERROR_USAGE.
-class UsageError : public Error {
- public:
-  explicit UsageError(std::string message) : Error(std::move(message)) {}
-};
 
 #define TILEC_USAGE_ERROR(...) throw UsageError(::fmt::format(__VA_ARGS__))
 
@@ -46,6 +41,7 @@ struct TensorInfo {
 struct ProgramObject {
   std::shared_ptr<Program> program;
   std::vector<TensorInfo> inputs, outputs;
+  bool in_place_runnable = false;  // Program::InPlaceRunnable
 };
 
 HandleRegistry<ErrorObject>& Errors() {
@@ -188,15 +184,89 @@ void FixPointers(std::vector<TensorInfo>& infos) {
   }
 }
 
+// `memory` is the tensor's tilec_memory, read as an int for the reason ToDataType says.
 template <typename What>
-HostView ToView(const tilec_tensor& t, What&& what) {
+HostView ToView(const tilec_tensor& t, const tilec_memory* memory, What&& what) {
   HostView v;
-  v.data = t.data;
-  v.bytes = t.bytes;
   v.shape.dtype = ToDataType(t.dtype, what);
   v.shape.dims = Dims(t.rank, t.dims, what);
+  int kind = TILEC_MEMORY_HOST;
+  if (memory) std::memcpy(&kind, memory, sizeof kind);
+  if (kind == TILEC_MEMORY_CL_MEM) {
+    if (!t.data) TILEC_USAGE_ERROR("{}: the cl_mem is NULL", what());
+    if (t.strides || t.bytes)
+      TILEC_USAGE_ERROR("{} is a cl_mem: its bytes and strides fields must be 0 and NULL (the "
+                        "buffer holds the tensor in the compiled layout)",
+                        what());
+    v.device_memory = t.data;
+    return v;
+  }
+  if (kind != TILEC_MEMORY_HOST) TILEC_USAGE_ERROR("{}: {} is not a tilec_memory", what(), kind);
+  v.data = t.data;
+  v.bytes = t.bytes;
   if (t.strides) v.strides.assign(t.strides, t.strides + t.rank);
   return v;
+}
+
+// True if `t` is host memory holding tensor `i` exactly as compiled (dtype,
+// dims, no strides or the layout's own, enough bytes, aligned, non-empty):
+// memory the kernels use in place with nothing else to check or copy.
+bool InPlace(const tilec_tensor& t, const tilec_memory* memory, const TensorInfo& i) {
+  int kind = TILEC_MEMORY_HOST, dtype;
+  if (memory) std::memcpy(&kind, memory, sizeof kind);
+  std::memcpy(&dtype, &t.dtype, sizeof dtype);
+  const tilec_tensor_info& want = i.info;
+  if (kind != TILEC_MEMORY_HOST || dtype != want.dtype || t.rank != want.rank || !t.data ||
+      want.bytes == 0 || t.bytes < want.bytes ||
+      reinterpret_cast<uintptr_t>(t.data) % want.alignment != 0)
+    return false;
+  if (t.rank > 0 && (!t.dims || std::memcmp(t.dims, want.dims, sizeof(int64_t) * t.rank) != 0))
+    return false;
+  if (t.strides) {
+    if (!want.strides) return false;
+    for (int d = 0; d < t.rank; ++d)
+      if (want.dims[d] > 1 && t.strides[d] != want.strides[d]) return false;
+  }
+  return true;
+}
+
+tilec_status Run(tilec_program program, const tilec_tensor* inputs, const tilec_memory* input_memory,
+                 size_t num_inputs, const tilec_tensor* outputs, const tilec_memory* output_memory,
+                 size_t num_outputs, tilec_error* error) {
+  return Guard(error, [&] {
+    std::shared_ptr<ProgramObject> p = LiveProgram(program);
+    if (num_inputs > 0 && !inputs) TILEC_USAGE_ERROR("{} inputs but the array is NULL", num_inputs);
+    if (num_outputs > 0 && !outputs) TILEC_USAGE_ERROR("{} outputs but the array is NULL", num_outputs);
+    if (num_inputs != p->inputs.size())
+      TILEC_USAGE_ERROR("the program has {} inputs but {} were given", p->inputs.size(), num_inputs);
+    if (num_outputs != p->outputs.size())
+      TILEC_USAGE_ERROR("the program has {} outputs but {} were given", p->outputs.size(), num_outputs);
+    // The fast path: every tensor in place (no views, checks or copies to build).
+    constexpr size_t kStackTensors = 16;
+    if (num_inputs + num_outputs <= kStackTensors && p->in_place_runnable) {
+      void* data[kStackTensors];
+      bool fast = true;
+      for (size_t i = 0; fast && i < num_inputs; ++i) {
+        fast = InPlace(inputs[i], input_memory ? input_memory + i : nullptr, p->inputs[i]);
+        data[i] = inputs[i].data;
+      }
+      for (size_t i = 0; fast && i < num_outputs; ++i) {
+        fast = InPlace(outputs[i], output_memory ? output_memory + i : nullptr, p->outputs[i]);
+        data[num_inputs + i] = outputs[i].data;
+      }
+      if (fast) return p->program->RunInPlace(std::span<void* const>(data, num_inputs + num_outputs));
+    }
+    std::vector<HostView> views;
+    views.reserve(num_inputs + num_outputs);
+    for (size_t i = 0; i < num_inputs; ++i)
+      views.push_back(ToView(inputs[i], input_memory ? input_memory + i : nullptr,
+                             [&] { return fmt::format("input '{}'", p->inputs[i].name); }));
+    for (size_t i = 0; i < num_outputs; ++i)
+      views.push_back(ToView(outputs[i], output_memory ? output_memory + i : nullptr,
+                             [&] { return fmt::format("output '{}'", p->outputs[i].name); }));
+    std::span<const HostView> all(views);
+    p->program->RunOn(all.first(num_inputs), all.subspan(num_inputs));
+  });
 }
 
 tilec_status GetInfo(tilec_program program, size_t index, tilec_tensor_info* info,
@@ -307,6 +377,31 @@ tilec_status tilec_device_release(tilec_device device) {
   });
 }
 
+tilec_status tilec_device_open_cl(void* cl_context, void* cl_command_queue, tilec_device* device,
+                                  tilec_error* error) {
+  return Guard(error, [&] {
+    RequireOut(device, "the device out pointer");
+    *device = nullptr;
+    auto o = std::make_shared<DeviceObject>();
+    // Not shared by id: its context is the caller's (programs are cached per device object).
+    o->device = hal::OpenDeviceOn(cl_context, cl_command_queue);
+    o->device->SetKernelCache(ProcessKernelCache());
+    o->description = o->device->Describe();
+    *device = Handle<tilec_device>(Devices().Add(std::move(o)));
+  });
+}
+
+tilec_status tilec_device_cl_handles(tilec_device device, void** cl_context, void** cl_command_queue,
+                                     tilec_error* error) {
+  return Guard(error, [&] {
+    std::shared_ptr<DeviceObject> d = LiveDevice(device);
+    hal::Device::NativeHandles h = d->device->native_handles();
+    if (!h.context) TILEC_USAGE_ERROR("device '{}' is not an OpenCL device", d->device->id());
+    if (cl_context) *cl_context = h.context;
+    if (cl_command_queue) *cl_command_queue = h.queue;
+  });
+}
+
 // ---- Programs
 
 tilec_status tilec_program_compile(tilec_device device, const char* source, const char* source_name,
@@ -361,6 +456,7 @@ tilec_status tilec_program_compile(tilec_device device, const char* source, cons
     for (const std::string& n : o->program->bound().outputs) o->outputs.push_back(MakeInfo(*o->program, n));
     FixPointers(o->inputs);
     FixPointers(o->outputs);
+    o->in_place_runnable = o->program->InPlaceRunnable();
     *program = Handle<tilec_program>(Programs().Add(std::move(o)));
   });
 }
@@ -400,23 +496,14 @@ tilec_status tilec_program_output(tilec_program program, size_t index, tilec_ten
 
 tilec_status tilec_program_run(tilec_program program, const tilec_tensor* inputs, size_t num_inputs,
                                const tilec_tensor* outputs, size_t num_outputs, tilec_error* error) {
-  return Guard(error, [&] {
-    std::shared_ptr<ProgramObject> p = LiveProgram(program);
-    if (num_inputs > 0 && !inputs) TILEC_USAGE_ERROR("{} inputs but the array is NULL", num_inputs);
-    if (num_outputs > 0 && !outputs) TILEC_USAGE_ERROR("{} outputs but the array is NULL", num_outputs);
-    if (num_inputs != p->inputs.size())
-      TILEC_USAGE_ERROR("the program has {} inputs but {} were given", p->inputs.size(), num_inputs);
-    if (num_outputs != p->outputs.size())
-      TILEC_USAGE_ERROR("the program has {} outputs but {} were given", p->outputs.size(), num_outputs);
-    std::vector<HostView> views;
-    views.reserve(num_inputs + num_outputs);
-    for (size_t i = 0; i < num_inputs; ++i)
-      views.push_back(ToView(inputs[i], [&] { return fmt::format("input '{}'", p->inputs[i].name); }));
-    for (size_t i = 0; i < num_outputs; ++i)
-      views.push_back(ToView(outputs[i], [&] { return fmt::format("output '{}'", p->outputs[i].name); }));
-    std::span<const HostView> all(views);
-    p->program->RunOn(all.first(num_inputs), all.subspan(num_inputs));
-  });
+  return Run(program, inputs, nullptr, num_inputs, outputs, nullptr, num_outputs, error);
+}
+
+tilec_status tilec_program_run_memory(tilec_program program, const tilec_tensor* inputs,
+                                      const tilec_memory* input_memory, size_t num_inputs,
+                                      const tilec_tensor* outputs, const tilec_memory* output_memory,
+                                      size_t num_outputs, tilec_error* error) {
+  return Run(program, inputs, input_memory, num_inputs, outputs, output_memory, num_outputs, error);
 }
 
 }  // extern "C"

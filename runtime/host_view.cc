@@ -41,6 +41,13 @@ void CheckView(const HostView& view, const lang::TensorDecl& tensor, std::string
   if (view.shape.dims != want.dims)
     TILEC_USER_ERROR("{} has shape {} but the program was compiled for {}", role(),
                      lang::ToString(view.shape), lang::ToString(want));
+  if (view.device_memory) {
+    if (!view.strides.empty())
+      throw UsageError(fmt::format("{} is device memory (a cl_mem): it holds the tensor in the "
+                                   "compiled layout and takes no strides",
+                                   role()));
+    return;
+  }
   int64_t esize = lang::ByteSize(want.dtype);
   int64_t needed = 0;  // elements
   if (view.strides.empty()) {

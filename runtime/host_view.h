@@ -25,12 +25,18 @@ struct HostView {
   size_t bytes = 0;              // bytes available at data
   lang::Shape shape;
   std::vector<int64_t> strides;  // elements per step of each dim; empty: the compiled layout
+  // Not host memory but the device's own (a cl_mem; `data` and `bytes` are
+  // then unused), in the compiled layout: hal::Device::WrapDeviceMemory
+  // checks it and the kernels use it in place.
+  void* device_memory = nullptr;
 };
 
 // UserError naming the tensor ("input 'A'": `kind` and `name`) unless `view`
 // has the tensor's dtype and dims, non-negative strides (one per dim) whose
 // elements fit in `view.bytes`, and a non-null pointer when it has elements.
 // Outputs (`writable`) may not have a zero stride along a dim of extent > 1.
+// Device memory (view.device_memory) must have no strides (UsageError); its
+// size is the device's to check.
 // Formats nothing unless it throws (it runs on every run).
 void CheckView(const HostView& view, const lang::TensorDecl& tensor, std::string_view kind,
                std::string_view name, bool writable);

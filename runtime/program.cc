@@ -169,6 +169,65 @@ RunStats Program::Launch(const std::vector<hal::DeviceBuffer*>& slots) {
   return stats;
 }
 
+void Program::LaunchQuiet(const std::vector<hal::DeviceBuffer*>& slots,
+                          std::vector<hal::DeviceBuffer*>& args) {
+  for (size_t i = 0; i < kernel_slots_.size(); ++i) {
+    args.clear();
+    for (size_t s : kernel_slots_[i]) args.push_back(slots[s]);
+    executable_->LaunchUntimed(i, args);
+  }
+}
+
+bool Program::InPlaceRunnable() const {
+  const lang::Program& prog = compiled_.program;
+  for (size_t i = 0; i < prog.inputs.size() + prog.outputs.size(); ++i)
+    if (prog.Tensor(slot_names_[i]).layout.image) return false;
+  return true;
+}
+
+void Program::RunInPlace(std::span<void* const> data) {
+  const lang::Program& prog = compiled_.program;
+  size_t num_in = prog.inputs.size(), n = num_in + prog.outputs.size();
+  TILEC_CHECK(data.size() == n, "RunInPlace with {} pointers for {} tensors", data.size(), n);
+  struct Lease {
+    Pool& pool;
+    std::unique_ptr<BufferSet> set;
+    ~Lease() { pool.Give(std::move(set)); }
+  } lease{*pool_, pool_->Take()};
+  BufferSet& set = *lease.set;
+  set.wrappers.resize(n);
+  set.slots.assign(slot_names_.size(), nullptr);
+  std::vector<hal::DeviceBuffer*>& slots = set.slots;
+  bool copied = false;
+  for (size_t i = 0; i < n; ++i) {
+    std::unique_ptr<hal::DeviceBuffer>& w = set.wrappers[i];
+    if (!w || !device_->RewrapHost(*w, data[i], slot_bytes_[i])) w = device_->WrapHost(data[i], slot_bytes_[i]);
+    if (w) {
+      slots[i] = w.get();
+      continue;
+    }
+    // A device that cannot use host memory: copy through its own buffer.
+    hal::DeviceBuffer& buffer = Owned(set, i);
+    slots[i] = &buffer;
+    copied = true;
+    if (i < num_in) device_->Write(buffer, data[i], slot_bytes_[i]);
+  }
+  for (size_t s = n; s < slot_names_.size(); ++s) slots[s] = &Owned(set, s);
+  LaunchQuiet(slots, set.args);
+  for (size_t i = num_in; i < n; ++i) {
+    if (set.wrappers[i]) {
+      device_->SyncHost(*set.wrappers[i]);
+    } else if (copied) {
+      device_->Read(*slots[i], data[i], slot_bytes_[i]);
+    }
+  }
+  // Only re-pointable wrappers stay (an OpenCL one would keep the caller's
+  // memory bound to a cl_mem after the call).
+  for (size_t i = 0; i < n; ++i)
+    if (set.wrappers[i] && !device_->RewrapHost(*set.wrappers[i], data[i], slot_bytes_[i]))
+      set.wrappers[i].reset();
+}
+
 void Program::RunOn(std::span<const HostView> inputs, std::span<const HostView> outputs,
                     RunStats* stats) {
   const lang::Program& prog = compiled_.program;
@@ -199,6 +258,15 @@ void Program::RunOn(std::span<const HostView> inputs, std::span<const HostView> 
   for (size_t i = 0; i < num_in + outputs.size(); ++i) {
     const HostView& view = i < num_in ? inputs[i] : outputs[i - num_in];
     const lang::TensorDecl& t = prog.Tensor(slot_names_[i]);
+    if (view.device_memory) {
+      if (t.layout.image)
+        throw UsageError(fmt::format("{} '{}' is stored as an OpenCL image ({}); a cl_mem buffer cannot "
+                                     "hold it: pass host memory",
+                                     i < num_in ? "input" : "output", slot_names_[i], t.layout.name));
+      wrapped[i] = device_->WrapDeviceMemory(view.device_memory, slot_bytes_[i], i >= num_in);
+      slots[i] = wrapped[i].get();
+      continue;
+    }
     // An image is never the caller's memory (OpenCL needs an image object).
     bool in_place = !t.layout.image && MatchesLayout(view, t.layout) &&
                     reinterpret_cast<uintptr_t>(view.data) % slot_alignment_[i] == 0;
@@ -225,6 +293,7 @@ void Program::RunOn(std::span<const HostView> inputs, std::span<const HostView> 
 
   for (size_t i = num_in; i < num_in + outputs.size(); ++i) {
     const HostView& view = outputs[i - num_in];
+    if (view.device_memory) continue;  // the device's memory: nothing to copy or map
     if (wrapped[i]) {
       device_->SyncHost(*wrapped[i]);
       continue;

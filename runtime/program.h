@@ -63,6 +63,19 @@ class Program {
   void RunOn(std::span<const HostView> inputs, std::span<const HostView> outputs,
              RunStats* stats = nullptr);
 
+  // The fast path of RunOn for embedding (the C ABI's run of a tiny program
+  // costs a fraction of a microsecond): one pointer per input and output in
+  // signature order, each to at least the tensor's compiled-layout bytes
+  // (HostBytes) in that layout, aligned to HostAlignment, non-null, and the
+  // outputs not overlapping anything. Nothing is checked but the count
+  // (InternalError); the caller checks the rest. Allocates nothing once a
+  // pooled set has run (the wrappers of caller memory are re-pointed).
+  // Not for programs with image inputs or outputs (InPlaceRunnable).
+  void RunInPlace(std::span<void* const> data);
+  // No input or output is stored as an OpenCL image (those never use the
+  // caller's memory), so RunInPlace may run the program.
+  bool InPlaceRunnable() const;
+
   // Uploads inputs once, then runs the kernels only (for benchmarks).
   void Upload(const std::map<std::string, lang::Tensor>& inputs);
   RunStats Execute();
@@ -84,11 +97,19 @@ class Program {
 
   // Bytes of host memory a view must start at a multiple of to be used in place.
   size_t HostAlignment(const std::string& tensor) const;
+  // Bytes of input or output `index` (signature order, inputs first) in its
+  // compiled layout, and its alignment (HostAlignment).
+  size_t HostBytes(size_t index) const { return slot_bytes_.at(index); }
+  size_t HostAlignment(size_t index) const { return slot_alignment_.at(index); }
 
  private:
   // Device buffers for every tensor the kernels touch, allocated on first use.
   struct BufferSet {
     std::vector<std::unique_ptr<hal::DeviceBuffer>> owned;  // by slot
+    // RunInPlace: WrapHost buffers kept for re-pointing (by slot, inputs and
+    // outputs), and the slot and argument lists it reuses.
+    std::vector<std::unique_ptr<hal::DeviceBuffer>> wrappers;
+    std::vector<hal::DeviceBuffer*> slots, args;
   };
   class Pool;
 
@@ -97,6 +118,8 @@ class Program {
   hal::DeviceBuffer& Owned(BufferSet& set, size_t slot);
   hal::DeviceBuffer* StagedBuffer(const std::string& tensor) const;
   RunStats Launch(const std::vector<hal::DeviceBuffer*>& slots);
+  // Launch without stats, its argument list kept in `args`.
+  void LaunchQuiet(const std::vector<hal::DeviceBuffer*>& slots, std::vector<hal::DeviceBuffer*>& args);
 
   std::shared_ptr<hal::Device> device_;
   compiler::CompiledProgram compiled_;

@@ -73,6 +73,14 @@ class InternalError : public Error {
   std::string Render() const override;
 };
 
+// Misuse of the embedding API by the program calling it (a handle or
+// argument that cannot be right whatever the Tile source says, e.g. a cl_mem
+// from another OpenCL context): the C ABI's TILEC_ERROR_USAGE.
+class UsageError : public Error {
+ public:
+  explicit UsageError(std::string message) : Error(std::move(message)) {}
+};
+
 class DeviceError : public Error {
  public:
   explicit DeviceError(std::string message, std::string build_log = {})

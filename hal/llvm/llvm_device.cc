@@ -48,6 +48,13 @@ class CpuBuffer final : public DeviceBuffer {
 
   size_t size() const override { return size_; }
   std::byte* data() const { return data_; }
+  // Re-points a wrapper of caller memory (false for an owned buffer).
+  bool Rewrap(std::byte* data, size_t bytes) {
+    if (owned_) return false;
+    data_ = data;
+    size_ = bytes;
+    return true;
+  }
 
  private:
   std::byte* data_ = nullptr;
@@ -103,43 +110,68 @@ class CpuExecutable final : public Executable {
       : kernels_(std::move(kernels)), pool_(pool), parallel_launches_(parallel_launches) {}
 
   uint64_t Launch(size_t index, const std::vector<DeviceBuffer*>& buffers) override {
+    return Run(index, buffers, true);
+  }
+  void LaunchUntimed(size_t index, const std::vector<DeviceBuffer*>& buffers) override {
+    Run(index, buffers, false);
+  }
+
+ private:
+  // Launch; nanoseconds taken if `timed`, else 0.
+  uint64_t Run(size_t index, const std::vector<DeviceBuffer*>& buffers, bool timed) {
     TILEC_CHECK(index < kernels_.size(), "kernel {} of {}", index, kernels_.size());
     const KernelLaunch& k = kernels_[index];
     TILEC_CHECK(buffers.size() == k.params, "kernel '{}' takes {} buffers, {} given", k.name,
                 k.params, buffers.size());
-    std::vector<void*> args;
+    // The kernel's arguments: on the stack for the usual few (a launch of a
+    // tiny kernel must not allocate), on the heap beyond.
+    constexpr size_t kStackArgs = 16;
+    void* stack_args[kStackArgs];
+    std::vector<void*> heap_args;
+    void** args = stack_args;
+    if (buffers.size() + 1 > kStackArgs) {
+      heap_args.resize(buffers.size() + 1);
+      args = heap_args.data();
+    }
     size_t bytes = 0;
-    for (DeviceBuffer* b : buffers) {
+    for (size_t i = 0; i < buffers.size(); ++i) {
+      DeviceBuffer* b = buffers[i];
       TILEC_CHECK(b != nullptr, "kernel '{}': null buffer", k.name);
-      args.push_back(static_cast<CpuBuffer*>(b)->data());
+      args[i] = static_cast<CpuBuffer*>(b)->data();
       bytes += b->size();
     }
     std::array<int64_t, 3> groups = k.groups;
-    args.push_back(groups.data());
+    args[buffers.size()] = groups.data();
     int64_t total = groups[0] * groups[1] * groups[2];
     bool small = k.work >= 0 && k.work <= kInlineWork && bytes <= kInlineBytes;
     int chunks = small ? 1 : static_cast<int>(std::min<int64_t>(total, pool_.size()));
     if (chunks > 1) parallel_launches_.fetch_add(1, std::memory_order_relaxed);
-    auto start = std::chrono::steady_clock::now();
+    auto start = timed ? std::chrono::steady_clock::now() : std::chrono::steady_clock::time_point{};
     // Pieces of contiguous group ids, about 8 per thread, taken in order from
     // a shared counter: a thread slowed down (by another process, or a
     // heavier stretch of the grid) takes fewer pieces instead of holding up
     // the launch, and neighbouring groups still mostly run on one core.
     int64_t piece = std::max<int64_t>(1, total / (int64_t{chunks} * 8));
     std::atomic<int64_t> next{0};
-    pool_.Run(chunks, [&](int) {
-      while (true) {
-        int64_t first = next.fetch_add(piece, std::memory_order_relaxed);
-        if (first >= total) break;
-        CallKernel(k.fn, args.data(), first, std::min(total, first + piece));
-      }
-    });
+    if (chunks == 1) {
+      // On the caller's thread, not through the pool (whose lock would make
+      // concurrent small launches take turns).
+      CallKernel(k.fn, args, 0, total);
+    } else {
+      pool_.Run(chunks, [&](int) {
+        while (true) {
+          int64_t first = next.fetch_add(piece, std::memory_order_relaxed);
+          if (first >= total) break;
+          CallKernel(k.fn, args, first, std::min(total, first + piece));
+        }
+      });
+    }
+    if (!timed) return 0;
     auto ns = std::chrono::duration_cast<std::chrono::nanoseconds>(
         std::chrono::steady_clock::now() - start);
     return static_cast<uint64_t>(ns.count());
   }
 
- private:
   std::vector<KernelLaunch> kernels_;
   ThreadPool& pool_;
   std::atomic<uint64_t>& parallel_launches_;
@@ -212,6 +244,11 @@ std::unique_ptr<DeviceBuffer> LlvmDevice::WrapHost(void* data, size_t bytes) {
   // Kernels always get a valid pointer: an empty tensor gets its own buffer.
   if (data == nullptr || bytes == 0) return nullptr;
   return std::make_unique<CpuBuffer>(static_cast<std::byte*>(data), bytes);
+}
+
+bool LlvmDevice::RewrapHost(DeviceBuffer& buffer, void* data, size_t bytes) {
+  if (data == nullptr || bytes == 0) return false;
+  return static_cast<CpuBuffer&>(buffer).Rewrap(static_cast<std::byte*>(data), bytes);
 }
 
 void LlvmDevice::Write(DeviceBuffer& buffer, const void* data, size_t bytes) {

@@ -35,6 +35,7 @@ class LlvmDevice final : public hal::Device {
   void Read(const DeviceBuffer& buffer, void* data, size_t bytes) override;
   // The caller's memory itself (kernels run on it in place).
   std::unique_ptr<DeviceBuffer> WrapHost(void* data, size_t bytes) override;
+  bool RewrapHost(DeviceBuffer& buffer, void* data, size_t bytes) override;
 
   // The LLVM IR of `module` before optimization (what Build compiles, with
   // each kernel's Function::work_group_size as its group size).

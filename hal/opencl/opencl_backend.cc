@@ -92,8 +92,11 @@ class ClExecutable final : public Executable {
 
 class ClDevice final : public hal::Device {
  public:
-  ClDevice(const DeviceDesc& desc, const std::string& build_options)
-      : device_(desc), id_(desc.id), build_options_(build_options.empty() ? "" : " " + build_options) {
+  ClDevice(opencl::Device device, const std::string& build_options)
+      : device_(std::move(device)),
+        id_(device_.desc().id),
+        build_options_(build_options.empty() ? "" : " " + build_options) {
+    const DeviceDesc& desc = device_.desc();
     emit_.fp16 = desc.HasExtension("cl_khr_fp16");
     emit_.fp64 = desc.HasExtension("cl_khr_fp64");
     emit_.fast_math = false;
@@ -129,6 +132,11 @@ class ClDevice final : public hal::Device {
     return std::make_unique<ClBuffer>(device_.WrapHost(data, bytes));
   }
   void SyncHost(DeviceBuffer& b) override { device_.SyncHost(static_cast<ClBuffer&>(b).buffer()); }
+
+  std::unique_ptr<DeviceBuffer> WrapDeviceMemory(void* handle, size_t bytes, bool writable) override {
+    return std::make_unique<ClBuffer>(device_.Adopt(static_cast<cl_mem>(handle), bytes, writable));
+  }
+  NativeHandles native_handles() const override { return {device_.context(), device_.queue()}; }
 
   void SetKernelCache(std::shared_ptr<const KernelCache> cache) override {
     device_.SetKernelCache(std::move(cache));
@@ -173,7 +181,17 @@ class ClDevice final : public hal::Device {
 
 std::unique_ptr<hal::Device> MakeOpenClDevice(const DeviceDesc& desc,
                                               const std::string& build_options) {
-  return std::make_unique<ClDevice>(desc, build_options);
+  return std::make_unique<ClDevice>(opencl::Device(desc), build_options);
+}
+
+std::unique_ptr<hal::Device> MakeOpenClDeviceOn(cl_context context, cl_command_queue queue) {
+  if (!context || !queue) throw UsageError("the cl_context or the cl_command_queue is NULL");
+  cl_device_id device = nullptr;
+  if (clGetCommandQueueInfo(queue, CL_QUEUE_DEVICE, sizeof device, &device, nullptr) != CL_SUCCESS)
+    throw UsageError("the cl_command_queue is not a valid OpenCL command queue");
+  for (const DeviceDesc& d : ListDevices())
+    if (d.device == device) return std::make_unique<ClDevice>(opencl::Device(d, context, queue), "");
+  throw UsageError("the cl_command_queue's device is not one of the OpenCL devices Tilec lists");
 }
 
 }  // namespace tilec::hal::opencl

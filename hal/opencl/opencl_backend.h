@@ -15,4 +15,9 @@ namespace tilec::hal::opencl {
 std::unique_ptr<hal::Device> MakeOpenClDevice(const DeviceDesc& desc,
                                               const std::string& build_options = {});
 
+// A device running on the caller's `context` and `queue` (retained), whose
+// device must be one ListDevices reports. UsageError for a NULL or invalid
+// handle or a queue of another context (opencl::Device's constructor).
+std::unique_ptr<hal::Device> MakeOpenClDeviceOn(cl_context context, cl_command_queue queue);
+
 }  // namespace tilec::hal::opencl

@@ -71,6 +71,7 @@ struct Device::Impl {
   std::unordered_map<std::string, Program> programs;
   std::shared_ptr<const KernelCache> disk;  // program binaries; guarded by cache_mutex
   uint64_t disk_hits = 0, disk_misses = 0;
+  bool profiling = true;  // the queue has CL_QUEUE_PROFILING_ENABLE
 
   ~Impl() {
     // Let queued work finish before the objects it uses go away.
@@ -92,6 +93,35 @@ Device::Device(DeviceDesc desc) : impl_(std::make_unique<Impl>()) {
   impl_->queue = QueueRef(
       clCreateCommandQueue(impl_->context.get(), desc.device, CL_QUEUE_PROFILING_ENABLE, &status));
   if (status != CL_SUCCESS) ThrowClError("clCreateCommandQueue", status, desc.id);
+  impl_->desc = std::move(desc);
+}
+
+Device::Device(DeviceDesc desc, cl_context context, cl_command_queue queue)
+    : impl_(std::make_unique<Impl>()) {
+  TILEC_CHECK(desc.device != nullptr, "device description '{}' has no device handle", desc.id);
+  if (!context || !queue) throw UsageError("the cl_context or the cl_command_queue is NULL");
+  cl_context queue_context = nullptr;
+  cl_device_id queue_device = nullptr;
+  cl_command_queue_properties props = 0;
+  if (clGetCommandQueueInfo(queue, CL_QUEUE_CONTEXT, sizeof queue_context, &queue_context,
+                            nullptr) != CL_SUCCESS ||
+      clGetCommandQueueInfo(queue, CL_QUEUE_DEVICE, sizeof queue_device, &queue_device, nullptr) !=
+          CL_SUCCESS ||
+      clGetCommandQueueInfo(queue, CL_QUEUE_PROPERTIES, sizeof props, &props, nullptr) != CL_SUCCESS)
+    throw UsageError("the cl_command_queue is not a valid OpenCL command queue");
+  if (queue_context != context)
+    throw UsageError("the cl_command_queue belongs to another cl_context than the one given");
+  if (queue_device != desc.device)
+    throw UsageError(fmt::format("the cl_command_queue is not on device {}", desc.id));
+  impl_->hw = QueryHardwareModel(desc);
+  CheckCl(clGetDeviceInfo(desc.device, CL_DEVICE_LOCAL_MEM_SIZE, sizeof(cl_ulong),
+                          &impl_->local_mem_bytes, nullptr),
+          "clGetDeviceInfo(CL_DEVICE_LOCAL_MEM_SIZE)");
+  CheckCl(clRetainContext(context), "clRetainContext");
+  impl_->context = ContextRef(context);
+  CheckCl(clRetainCommandQueue(queue), "clRetainCommandQueue");
+  impl_->queue = QueueRef(queue);
+  impl_->profiling = (props & CL_QUEUE_PROFILING_ENABLE) != 0;
   impl_->desc = std::move(desc);
 }
 
@@ -179,6 +209,32 @@ void Device::SyncHost(const Buffer& buffer) {
           "clEnqueueUnmapMemObject");
   EventRef event(raw);
   WaitFor(event.get(), "clEnqueueUnmapMemObject", fmt::format("{} bytes", buffer.size()));
+}
+
+Buffer Device::Adopt(cl_mem mem, size_t bytes, bool writable) {
+  TILEC_CHECK(impl_, "use of a moved-from Device");
+  if (!mem) throw UsageError("the cl_mem is NULL");
+  cl_mem_object_type type = 0;
+  cl_context context = nullptr;
+  size_t size = 0;
+  cl_mem_flags flags = 0;
+  if (clGetMemObjectInfo(mem, CL_MEM_TYPE, sizeof type, &type, nullptr) != CL_SUCCESS ||
+      clGetMemObjectInfo(mem, CL_MEM_CONTEXT, sizeof context, &context, nullptr) != CL_SUCCESS ||
+      clGetMemObjectInfo(mem, CL_MEM_SIZE, sizeof size, &size, nullptr) != CL_SUCCESS ||
+      clGetMemObjectInfo(mem, CL_MEM_FLAGS, sizeof flags, &flags, nullptr) != CL_SUCCESS)
+    throw UsageError("the cl_mem is not a valid OpenCL memory object");
+  if (type != CL_MEM_OBJECT_BUFFER) throw UsageError("the cl_mem is an image, not a buffer");
+  if (context != impl_->context.get())
+    throw UsageError(fmt::format(
+        "the cl_mem belongs to another cl_context than {}'s (open the device on your context "
+        "with tilec_device_open_cl, or create the buffer in tilec_device_cl_handles' context)",
+        impl_->desc.id));
+  if (size < bytes)
+    throw UsageError(fmt::format("the cl_mem holds {} bytes but the tensor needs {}", size, bytes));
+  if (writable && (flags & CL_MEM_READ_ONLY))
+    throw UsageError("the cl_mem of an output is CL_MEM_READ_ONLY");
+  CheckCl(clRetainMemObject(mem), "clRetainMemObject");
+  return Buffer(mem, bytes);
 }
 
 void Device::FillZero(Buffer& buffer) {
@@ -400,6 +456,7 @@ LaunchResult Device::Launch(const Kernel& kernel, const std::vector<KernelArg>& 
   }
   EventRef event(raw);
   WaitFor(event.get(), "clEnqueueNDRangeKernel", fmt::format("kernel '{}'", name));
+  if (!im.profiling) return {};  // a caller's queue without profiling
   uint64_t queued =
       ProfilingInfo(event.get(), CL_PROFILING_COMMAND_QUEUED, "CL_PROFILING_COMMAND_QUEUED");
   uint64_t start =

@@ -147,6 +147,11 @@ class Device {
  public:
   // Creates a context and an in-order command queue with profiling on `desc`.
   explicit Device(DeviceDesc desc);
+  // Runs on the caller's `context` and `queue` (both retained) instead, so
+  // buffers the caller made in that context can be used in place. The queue
+  // must belong to `context` and to `desc.device` (UsageError otherwise).
+  // Without CL_QUEUE_PROFILING_ENABLE on the queue, launches report 0 ns.
+  Device(DeviceDesc desc, cl_context context, cl_command_queue queue);
   ~Device();
   Device(Device&&) noexcept;
   Device& operator=(Device&&) noexcept;
@@ -169,6 +174,11 @@ class Device {
   Buffer WrapHost(void* data, size_t bytes);
   // Maps and unmaps a WrapHost buffer, so the device's writes are in its host memory.
   void SyncHost(const Buffer& buffer);
+  // A Buffer sharing the caller's `mem` (retained), which kernels use in
+  // place. UsageError unless `mem` is a buffer object of this device's
+  // context holding at least `bytes`, and (`writable`) not CL_MEM_READ_ONLY
+  // writable by kernels (not CL_MEM_READ_ONLY).
+  Buffer Adopt(cl_mem mem, size_t bytes, bool writable);
 
   // Builds `source` with `options` (clBuildProgram's option string), or returns
   // the program built before for the same (source, options) on this device:

@@ -211,6 +211,64 @@ TILEC_API tilec_status tilec_program_run(tilec_program program, const tilec_tens
                                          size_t num_inputs, const tilec_tensor* outputs,
                                          size_t num_outputs, tilec_error* error);
 
+/* ---- OpenCL memory ---------------------------------------------------------------------- */
+
+/* Running on memory that is already on an OpenCL device, without a copy. The
+ * OpenCL objects are passed as void* so that this header needs no OpenCL
+ * headers: cast a cl_context, cl_command_queue or cl_mem to void* and back.
+ *
+ * A cl_mem is only usable in the cl_context it was created in, so Tilec's
+ * device and the caller must share one context. Either open the device on
+ * the caller's context and queue (tilec_device_open_cl: what a framework
+ * with its own context wants), or create the buffers in the context of a
+ * device opened by id (tilec_device_cl_handles).
+ *
+ * Synchronisation: tilec_program_run_memory enqueues every command on the
+ * device's command queue (the caller's one with tilec_device_open_cl) and
+ * returns only when they are complete, so the outputs are ready for any
+ * queue of the context when it returns. Work the caller enqueued before on
+ * the same in-order queue is done before Tilec's kernels start; work on
+ * another queue that writes an input must be finished (clFinish or an event
+ * wait) before the call. */
+
+/* What tilec_tensor.data is. */
+typedef enum tilec_memory {
+  TILEC_MEMORY_HOST = 0,  /* host memory, as for tilec_program_run */
+  TILEC_MEMORY_CL_MEM = 1, /* a cl_mem buffer holding the tensor in its compiled layout
+                            * (tilec_tensor_info.layout, at least .bytes bytes; the
+                            * tensor's `bytes` and `strides` fields must be 0 and NULL) */
+  TILEC_MEMORY_FORCE_INT_ = 0x7fffffff
+} tilec_memory;
+
+/* Opens the OpenCL device of `cl_command_queue` on the caller's `cl_context`
+ * and queue (both retained until the device and every program compiled on
+ * it are released). The queue may be in-order or out-of-order, with or
+ * without profiling. TILEC_ERROR_USAGE for a NULL or invalid handle, or a
+ * queue that belongs to another context. */
+TILEC_API tilec_status tilec_device_open_cl(void* cl_context, void* cl_command_queue,
+                                            tilec_device* device, tilec_error* error);
+
+/* The cl_context and cl_command_queue an OpenCL device runs on (not
+ * retained for the caller: valid while the device handle is live).
+ * TILEC_ERROR_USAGE for a device that is not an OpenCL device. Either out
+ * pointer may be NULL. */
+TILEC_API tilec_status tilec_device_cl_handles(tilec_device device, void** cl_context,
+                                               void** cl_command_queue, tilec_error* error);
+
+/* tilec_program_run where each tensor says what its memory is:
+ * `input_memory[i]` for inputs[i] and `output_memory[i]` for outputs[i]
+ * (either array NULL: all host memory). A cl_mem is used in place; it must
+ * be a buffer of the device's context holding at least the tensor's
+ * tilec_tensor_info.bytes, and an output's must be writable by kernels; a
+ * cl_mem given to a program of a CPU device (llvm:cpu), a NULL, invalid,
+ * too small or read-only one, or one from another context is a
+ * TILEC_ERROR_USAGE error and nothing runs. */
+TILEC_API tilec_status tilec_program_run_memory(tilec_program program, const tilec_tensor* inputs,
+                                                const tilec_memory* input_memory, size_t num_inputs,
+                                                const tilec_tensor* outputs,
+                                                const tilec_memory* output_memory,
+                                                size_t num_outputs, tilec_error* error);
+
 #ifdef __cplusplus
 }  /* extern "C" */
 #endif

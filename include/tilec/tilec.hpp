@@ -103,6 +103,7 @@ struct Tensor {
   tilec_dtype dtype = TILEC_F32;
   std::span<const int64_t> dims;
   std::span<const int64_t> strides;  // empty: the compiled layout
+  tilec_memory memory = TILEC_MEMORY_HOST;
 
   Tensor() = default;
   Tensor(void* d, size_t b, tilec_dtype t, std::span<const int64_t> shape,
@@ -116,6 +117,13 @@ struct Tensor {
         dtype(DtypeOf<std::remove_const_t<T>>()),
         dims(shape),
         strides(s) {}
+  // A cl_mem (cast to void*) holding the tensor in its compiled layout; see
+  // tilec_program_run_memory.
+  static Tensor ClMem(void* cl_mem, tilec_dtype dtype, std::span<const int64_t> shape) {
+    Tensor t(cl_mem, 0, dtype, shape);
+    t.memory = TILEC_MEMORY_CL_MEM;
+    return t;
+  }
 };
 
 struct TensorInfo {
@@ -150,12 +158,19 @@ class Program {
   // from several threads at once on different outputs.
   void Run(std::span<const Tensor> inputs, std::span<const Tensor> outputs) const {
     std::vector<tilec_tensor> all;
+    std::vector<tilec_memory> memory;
     all.reserve(inputs.size() + outputs.size());
-    for (const Tensor& t : inputs) all.push_back(ToC(t));
-    for (const Tensor& t : outputs) all.push_back(ToC(t));
+    memory.reserve(inputs.size() + outputs.size());
+    for (std::span<const Tensor> list : {inputs, outputs}) {
+      for (const Tensor& t : list) {
+        all.push_back(ToC(t));
+        memory.push_back(t.memory);
+      }
+    }
     tilec_error error = nullptr;
-    detail::Check(tilec_program_run(handle_, all.data(), inputs.size(), all.data() + inputs.size(),
-                                    outputs.size(), &error),
+    detail::Check(tilec_program_run_memory(handle_, all.data(), memory.data(), inputs.size(),
+                                           all.data() + inputs.size(), memory.data() + inputs.size(),
+                                           outputs.size(), &error),
                   error);
   }
   void Run(std::initializer_list<Tensor> inputs, std::initializer_list<Tensor> outputs) const {
@@ -201,6 +216,15 @@ class Device {
     tilec_error error = nullptr;
     detail::Check(tilec_device_open(s.c_str(), &handle_, &error), error);
   }
+  // The OpenCL device of the caller's cl_context and cl_command_queue (cast
+  // to void*); see tilec_device_open_cl.
+  static Device OpenCl(void* cl_context, void* cl_command_queue) {
+    tilec_device handle = nullptr;
+    tilec_error error = nullptr;
+    detail::Check(tilec_device_open_cl(cl_context, cl_command_queue, &handle, &error), error);
+    return Device(handle);
+  }
+  explicit Device(tilec_device handle) : handle_(handle) {}
   Device(Device&& o) noexcept : handle_(std::exchange(o.handle_, nullptr)) {}
   Device& operator=(Device&& o) noexcept {
     if (this != &o) {
@@ -218,6 +242,13 @@ class Device {
   tilec_device get() const { return handle_; }
   std::string Name() const { return tilec_device_name(handle_); }
   std::string Description() const { return tilec_device_description(handle_); }
+  // An OpenCL device's cl_context and cl_command_queue (as void*).
+  std::pair<void*, void*> ClHandles() const {
+    void *context = nullptr, *queue = nullptr;
+    tilec_error error = nullptr;
+    detail::Check(tilec_device_cl_handles(handle_, &context, &queue, &error), error);
+    return {context, queue};
+  }
 
   Program Compile(std::string_view source, std::span<const TensorSpec> inputs,
                   const CompileOptions& options = {}, std::string_view source_name = "<source>") const {

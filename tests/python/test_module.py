@@ -154,6 +154,70 @@ class ModuleTest(unittest.TestCase):
             t.join()
         self.assertEqual(errors, [])
 
+    # The fast path (the last out= call's signature run directly): every
+    # difference from it must take the checking path.
+    def test_fast_path_recompiles_for_a_new_shape(self):
+        f = tilec.function("function (A[N], B[N]) -> (C) { C = A + B; }")
+        rng = np.random.default_rng(7)
+        for n, fast in ((16, 0), (16, 1), (17, 1), (16, 1), (16, 2)):
+            a, b = rng.standard_normal(n, dtype=np.float32), rng.standard_normal(n, dtype=np.float32)
+            c = np.full(n, np.nan, np.float32)
+            self.assertIs(f(A=a, B=b, out=c), c)
+            np.testing.assert_array_equal(c, a + b)
+            self.assertEqual(f.fast_calls, fast, f"n={n}")
+        self.assertEqual(f.compiled_count, 2)
+
+    def test_fast_path_follows_new_data_strides_and_keyword_order(self):
+        f = tilec.function("function (A[N], B[N]) -> (C) { C = A + B; }")
+        a, b = np.arange(37, dtype=np.float32), np.ones(37, np.float32)
+        c = np.zeros(37, np.float32)
+        for _ in range(3):
+            f(A=a, B=b, out=c)
+            np.testing.assert_array_equal(c, a + 1)
+            a = a * 2  # new memory, same signature
+        self.assertEqual(f.fast_calls, 2)
+        wide, out_wide = np.arange(74, dtype=np.float32), np.full(74, -1.0, np.float32)
+        f(A=wide[::2], B=b, out=out_wide[::2])  # strides change: same shape, other memory layout
+        np.testing.assert_array_equal(out_wide[::2], wide[::2] + 1)
+        np.testing.assert_array_equal(out_wide[1::2], -1.0)  # gaps untouched
+        f(B=a, A=b, out=c)  # keywords in another order
+        np.testing.assert_array_equal(c, a + 1)
+        self.assertEqual(f.compiled_count, 1)
+
+    def test_fast_path_wrong_dtype_is_an_error(self):
+        f = tilec.function("function (A[N], B[N]) -> (C) { C = A + B; }")
+        a, b, c = np.ones(16, np.float32), np.ones(16, np.float32), np.zeros(16, np.float32)
+        f(A=a, B=b, out=c)
+        f(A=a, B=b, out=c)
+        with self.assertRaises(tilec.Error):
+            f(A=a, B=b, out=np.zeros(16, np.int32))
+        with self.assertRaises(tilec.Error):
+            f(A=a, B=b, out=np.zeros(17, np.float32))
+        with self.assertRaises(TypeError):
+            f(A=[1.0] * 16, B=b, out=c)
+        f(A=a, B=b, out=c)
+        np.testing.assert_array_equal(c, 2.0)
+
+    def test_fast_path_on_torch_tensors(self):
+        try:
+            import torch
+        except ImportError:
+            self.skipTest("no torch")
+        f = tilec.function("function (A[M, N], B[M, N]) -> (C) { C = A * B; }")
+        c = torch.zeros(5, 7)
+        for seed in range(3):  # new tensors each call
+            g = torch.Generator().manual_seed(seed)
+            a, b = torch.randn(5, 7, generator=g), torch.randn(5, 7, generator=g)
+            self.assertIs(f(A=a, B=b, out=c), c)
+            torch.testing.assert_close(c, a * b)
+        self.assertEqual(f.fast_calls, 2)
+        t = torch.randn(7, 5).t()  # strides change
+        f(A=t, B=b, out=c)
+        torch.testing.assert_close(c, t * b)
+        with self.assertRaises(tilec.Error):
+            f(A=a, B=b, out=torch.zeros(5, 7, dtype=torch.float64))
+        self.assertEqual(f.compiled_count, 1)
+
 
 if __name__ == "__main__":
     unittest.main(argv=sys.argv[:1] + sys.argv[1:])

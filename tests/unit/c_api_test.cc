@@ -132,6 +132,44 @@ TEST_F(CApiTest, RunsOnCallerMemory) {
   }
 }
 
+// The in-place fast path (every tensor as compiled, aligned) keeps its
+// wrappers of caller memory between runs: each run must follow the memory
+// it is given, and memory the fast path refuses (short, misaligned, odd
+// strides) must still run correctly or fail as before.
+TEST_F(CApiTest, InPlaceRunsFollowTheMemoryOfEachCall) {
+  alignas(64) float a2[16], b2[16], c2[16 + 16];
+  for (int i = 0; i < 16; ++i) a2[i] = -1.0f * i, b2[i] = 3.0f;
+  tilec_error e = nullptr;
+  for (int round = 0; round < 3; ++round) {
+    for (int i = 0; i < 16; ++i) a_[i] = static_cast<float>(i + round);  // new data, same memory
+    tilec_tensor in1[2] = {T(a_), T(b_)}, out1 = T(c_);
+    ASSERT_EQ(tilec_program_run(add_, in1, 2, &out1, 1, &e), TILEC_OK) << Take(e);
+    tilec_tensor in2[2] = {T(a2), T(b2)}, out2 = T(c2);
+    ASSERT_EQ(tilec_program_run(add_, in2, 2, &out2, 1, &e), TILEC_OK) << Take(e);
+    for (int i = 0; i < 16; ++i) {
+      ASSERT_EQ(c_[i], 101.0f * i + round) << i;
+      ASSERT_EQ(c2[i], 3.0f - i) << i;
+    }
+  }
+  for (int i = 0; i < 16; ++i) a_[i] = static_cast<float>(i);
+  // Explicit row-major strides are the compiled layout: same result.
+  int64_t unit[1] = {1};
+  tilec_tensor in[2] = {T(a_), T(b_)}, out = T(c2);
+  in[0].strides = unit;
+  out.strides = unit;
+  ASSERT_EQ(tilec_program_run(add_, in, 2, &out, 1, &e), TILEC_OK) << Take(e);
+  for (int i = 0; i < 16; ++i) ASSERT_EQ(c2[i], 101.0f * i);
+  // A misaligned output (one float in) is copied out, not written in place wrongly.
+  out = T(c2 + 1);
+  out.strides = nullptr;
+  ASSERT_EQ(tilec_program_run(add_, in, 2, &out, 1, &e), TILEC_OK) << Take(e);
+  for (int i = 0; i < 16; ++i) ASSERT_EQ(c2[1 + i], 101.0f * i);
+  // Too few bytes is still the user error it was.
+  out = T(c2);
+  out.bytes = 60;
+  EXPECT_ERROR(tilec_program_run(add_, in, 2, &out, 1, &err_), TILEC_ERROR_USER, "needs 64 bytes but 60");
+}
+
 TEST_F(CApiTest, MisusedRunsAreErrors) {
   tilec_tensor in[2] = {T(a_), T(b_)}, out = T(c_);
   EXPECT_ERROR(tilec_program_run(add_, in, 1, &out, 1, &err_), TILEC_ERROR_USAGE,
