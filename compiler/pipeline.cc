@@ -133,7 +133,9 @@ CompiledProgram CompileProgram(const lang::Program& program, const CompileOption
     lower.vector_block = VectorBlockElements(options.hw);
     // Fewer outputs than a few per core: split the reduction instead.
     lower.split_max_outputs = 4 * std::max<int64_t>(options.hw.compute_units, 1);
+    if (lower.row_group_max_bytes < 0) lower.row_group_max_bytes = options.hw.l2_bytes / 2;
   }
+  if (lower.row_group_max_bytes < 0) lower.row_group_max_bytes = 0;
   KernelPlan plan = stages.Run(
       "lower", [&] { return Lower(program, lower); },
       [](const KernelPlan& p) { return ToString(p); });
