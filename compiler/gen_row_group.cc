@@ -13,7 +13,11 @@
 //     An elementwise op with one value per row is computed once, as a
 //     scalar, when its turn comes.
 //   * Last, if the kernel writes a full-row tensor, one pass computes and
-//     stores those (masked tail).
+//     stores those (masked tail). A full tensor a reduction pass computes
+//     with a transcendental function and the store pass needs again
+//     (softmax's E) is stashed by that pass in the row of an output of its
+//     type and loaded back (from cache) by the store pass; a float division
+//     by a per-row value is a multiply by its reciprocal, once per row.
 //
 // The passes re-read inputs a row at a time, from cache when the row fits
 // (Lower forms a group only then). Lanes: vectors when every full-row op is
@@ -93,6 +97,7 @@ class RowGroupGen {
       }
       tensors_[name] = {&op, IsFull(name)};
     }
+    PlanStashes();
     int bits = 32;
     for (const lang::Op& op : g_.ops) {
       std::string name = std::holds_alternative<ContractionOp>(op) ? std::get<ContractionOp>(op).output
@@ -112,6 +117,60 @@ class RowGroupGen {
     int64_t cores = std::max<int64_t>(hw_.compute_units, 1);
     block_ = std::clamp<int64_t>(kItemValues / g_.length, 1, std::max<int64_t>(1, rows_ / (8 * cores)));
     items_ = (rows_ + block_ - 1) / block_;
+  }
+
+  // Own full tensors computed inside `t` (itself included).
+  void Closure(const std::string& t, std::set<std::string>& out) const {
+    auto own = tensors_.find(t);
+    if (own == tensors_.end() || !own->second.full || !out.insert(t).second) return;
+    if (auto* e = std::get_if<ElementwiseOp>(own->second.op))
+      for (const lang::Operand& o : e->operands)
+        if (o.is_tensor) Closure(o.tensor, out);
+  }
+
+  static bool Expensive(lang::ElemFn fn) {
+    using lang::ElemFn;
+    switch (fn) {
+      case ElemFn::Exp: case ElemFn::Log: case ElemFn::Pow: case ElemFn::Tanh: case ElemFn::Sin:
+      case ElemFn::Cos: case ElemFn::Tan: case ElemFn::Sinh: case ElemFn::Cosh: case ElemFn::Asin:
+      case ElemFn::Acos: case ElemFn::Atan: case ElemFn::Sigmoid: case ElemFn::Erf: return true;
+      default: return false;
+    }
+  }
+
+  // A full tensor a reduction pass computes with a transcendental function
+  // (softmax's E = exp(X - M)) and the store pass reads again is stashed:
+  // the reduction pass stores it into the row of a full output of its type
+  // (itself, if it is one), and the store pass loads it back from cache
+  // before overwriting that row, instead of computing exp again.
+  void PlanStashes() {
+    std::set<std::string> store_needs, outputs(spec_.outputs.begin(), spec_.outputs.end());
+    for (const std::string& t : spec_.outputs) Closure(t, store_needs);
+    std::set<std::string> targets;
+    for (const lang::Op& op : g_.ops) {
+      auto* c = std::get_if<ContractionOp>(&op);
+      if (!c) continue;
+      std::set<std::string> computed;
+      for (const ContractionOp::Access& a : c->inputs) Closure(a.tensor, computed);
+      for (const std::string& t : computed) {
+        if (!store_needs.count(t) || stash_.count(t)) continue;
+        std::set<std::string> tree;
+        Closure(t, tree);
+        bool expensive = false;
+        for (const std::string& u : tree) expensive |= Expensive(std::get<ElementwiseOp>(*tensors_.at(u).op).fn);
+        if (!expensive) continue;
+        DataType dt = program_.Tensor(t).shape.dtype;
+        std::string target;
+        if (outputs.count(t)) target = t;
+        for (const std::string& o : spec_.outputs)
+          if (target.empty() && tensors_.at(o).full && !targets.count(o) && !stash_.count(o) &&
+              program_.Tensor(o).shape.dtype == dt)
+            target = o;
+        if (target.empty() || targets.count(target)) continue;
+        targets.insert(target);
+        stash_[t] = target;
+      }
+    }
   }
 
   bool IsFull(const std::string& t) const {
@@ -135,6 +194,8 @@ class RowGroupGen {
     else s += "one value at a time\n";
     s += fmt::format("Grid: {} work items of {} row{}\n", items_, block_, block_ == 1 ? "" : "s");
     s += fmt::format("Writes: {}\n", fmt::join(spec_.outputs, ", "));
+    for (const auto& [t, target] : stash_)
+      s += fmt::format("Stash: {} in the row of {} (computed once, read back by the store pass)\n", t, target);
     return s;
   }
 
@@ -194,11 +255,38 @@ class RowGroupGen {
       }
       return RowValue(t);
     }
-    const ElementwiseOp& e = std::get<ElementwiseOp>(*own->second.op);
+    if (stashed_.count(t)) {
+      const std::string& target = stash_.at(t);
+      bool moves = false;
+      return Declare(body, t, _Load(Buffer(target), RowAddress(target, &moves) + k, w_, mask), memo);
+    }
+    ElementwiseOp e = std::get<ElementwiseOp>(*own->second.op);
     std::vector<Expr> operands;
     for (const lang::Operand& o : e.operands)
       operands.push_back(o.is_tensor ? Value(o.tensor, k, mask, body, memo) : ScalarConst(o.scalar));
-    return Declare(body, t, GenerateElementwise(e, std::move(operands), program_.Tensor(t).shape.dtype), memo);
+    // A float division by a per-row value: its reciprocal once per row and
+    // a multiply per element (within 1.5 ULP of the quotient; see
+    // hoist_invariants.h).
+    if (e.fn == lang::ElemFn::Div && lang::IsFloat(e.compute_type) && e.operands[1].is_tensor &&
+        operands[1]->type.width == 1 && w_ > 1) {
+      std::string key = "\x01recip " + e.operands[1].tensor;
+      if (!row_env_.count(key)) {
+        lang::ElementwiseOp recip = e;
+        recip.operands[0] = lang::Operand{false, "", lang::Scalar{e.compute_type, true, 0, 1.0}};
+        Declare(row_body_, key, GenerateElementwise(recip, {ScalarConst(recip.operands[0].scalar), operands[1]},
+                                                    e.compute_type), row_env_);
+      }
+      e.fn = lang::ElemFn::Mul;
+      operands[1] = row_env_.at(key);
+    }
+    Expr v = Declare(body, t, GenerateElementwise(e, std::move(operands), program_.Tensor(t).shape.dtype), memo);
+    if (auto st = stash_.find(t); st != stash_.end() && !stashed_.count(t) && stash_pass_) {
+      bool moves = false;
+      body.push_back(_Store(Buffer(st->second), RowAddress(st->second, &moves) + k,
+                            ConvertValue(v, program_.Tensor(st->second).shape.dtype), false, mask));
+      stashing_.insert(t);
+    }
+    return v;
   }
 
   Stmt RowBody() {
@@ -294,6 +382,7 @@ class RowGroupGen {
     // Build the pass's statements first: the per-row values they read are
     // declared into row_body_ ahead of them.
     std::vector<Stmt> pass;
+    stash_pass_ = true;
     if (MainEnd() > 0) {
       std::string k_name = Fresh("k");
       Expr k = _Var(k_name, Type::Index());
@@ -305,6 +394,9 @@ class RowGroupGen {
     int64_t k = MainEnd();
     for (; k + w_ <= g_.length; k += w_) pass.push_back(Update(c, dt, acc_type, accs[a++ % na_], I(k), nullptr));
     if (Tail() > 0) pass.push_back(Update(c, dt, acc_type, accs[a % na_], I(k), TailMask()));
+    stash_pass_ = false;
+    stashed_.insert(stashing_.begin(), stashing_.end());
+    stashing_.clear();
     for (Stmt& s : pass) row_body_.push_back(std::move(s));
     for (int b = 1; b < na_; ++b) row_body_.push_back(_Assign(accs[0], Agg(c.agg, accs[0], accs[b])));
     Expr total = accs[0];
@@ -327,8 +419,11 @@ class RowGroupGen {
   Stmt StoreStep(const std::vector<std::string>& full, Expr k, Expr mask) {
     std::vector<Stmt> body;
     std::map<std::string, Expr> memo;
-    for (const std::string& t : full) {
-      Expr v = Value(t, k, mask, body, memo);
+    // Every value first: a stashed one is loaded from a row stored below.
+    std::vector<std::pair<std::string, Expr>> values;
+    for (const std::string& t : full)
+      if (!(stashed_.count(t) && stash_.at(t) == t)) values.emplace_back(t, Value(t, k, mask, body, memo));
+    for (const auto& [t, v] : values) {
       bool moves = false;
       Expr addr = RowAddress(t, &moves) + k;
       body.push_back(_Store(Buffer(t), addr, ConvertValue(v, program_.Tensor(t).shape.dtype), false, mask));
@@ -357,6 +452,10 @@ class RowGroupGen {
   const HardwareModel& hw_;
 
   std::map<std::string, Tensor> tensors_;  // the group's own
+  std::map<std::string, std::string> stash_;  // full tensor -> the output row it is stashed in
+  std::set<std::string> stashed_;             // stashes written by an earlier pass
+  std::set<std::string> stashing_;            // stashes the current pass writes
+  bool stash_pass_ = false;                   // generating a reduction pass
   bool vector_ = true;
   int w_ = 1;
   int na_ = 1;

@@ -163,6 +163,35 @@ TEST_P(RowGroups, FusedTemporariesThatAreAlsoOutputs) {
   EXPECT_NE(plans.find("Writes: X2, Y"), std::string::npos) << plans;
 }
 
+TEST_P(RowGroups, StashesInOutputRows) {
+  // E = exp(X - M) and T = tanh(X) are computed in the sum's pass and
+  // stashed in the rows of Y and Z; the store pass reads both back before
+  // it overwrites either row.
+  const char* src = R"(function (X[N, D]) -> (Y, Z) {
+  M[i, 0 : N, 1] = >(X[i, j]);
+  E = exp(X - M);
+  T = tanh(X);
+  S[i, 0 : N, 1] = +(E[i, j] * T[i, j]);
+  Y = E / S;
+  Z = T * E + 1;
+})";
+  for (int64_t d : {7, 1031}) {
+    std::string plans = Check({src, {{"X", F32({5, d})}}}, fmt::format("two stashes {}", d));
+    EXPECT_NE(plans.find("Stash: E in the row of Y"), std::string::npos) << plans;
+    EXPECT_NE(plans.find("Stash: T in the row of Z"), std::string::npos) << plans;
+  }
+  // Y of another type: no row to stash E in; it is computed again.
+  const char* f64 = R"(function (X[N, D]) -> (Y) {
+  M[i, 0 : N, 1] = >(X[i, j]);
+  E = exp(X - M);
+  S[i, 0 : N, 1] = +(E[i, j]);
+  Y = as_float(E / S, 64);
+})";
+  std::string plans = Check({f64, {{"X", F32({3, 333})}}}, "no stash");
+  EXPECT_NE(plans.find("Row group form"), std::string::npos) << plans;
+  EXPECT_EQ(plans.find("Stash:"), std::string::npos) << plans;
+}
+
 INSTANTIATE_TEST_SUITE_P(Devices, RowGroups, ::testing::Values("llvm", "opencl"),
                          [](const auto& info) { return info.param; });
 
