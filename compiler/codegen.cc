@@ -120,6 +120,7 @@ GeneratedKernel GenerateKernel(const KernelSpec& spec, const lang::Program& prog
     }
     case KernelKind::Special:
     case KernelKind::Direct: k = GenerateSpecialKernel(spec, program); break;
+    case KernelKind::RowGroup: k = GenerateRowGroupKernel(spec, program, hw); break;
   }
   sem::Verify(k.function);
   return k;

@@ -75,6 +75,11 @@ std::optional<GeneratedKernel> GenerateReduceKernel(const KernelSpec& spec,
 std::optional<GeneratedKernel> GenerateTransposeKernel(const KernelSpec& spec,
                                                        const lang::Program& program,
                                                        const HardwareModel& hw);
+// A RowGroup kernel (gen_row_group.cc): work items over blocks of rows,
+// one pass over each row per reduction with vector accumulators, the
+// elementwise ops computed inside the passes, then a pass of stores.
+GeneratedKernel GenerateRowGroupKernel(const KernelSpec& spec, const lang::Program& program,
+                                       const HardwareModel& hw);
 // Elements of the vector index one vector-form work item covers at most
 // (f32 lanes x vectors): what Lower packs inputs for.
 int64_t VectorBlockElements(const HardwareModel& hw);

@@ -12,7 +12,12 @@
 //  * Special — gather, scatter, reshape, shape, prng: their own generators;
 //  * Direct — a contraction the tiled generator cannot express yet
 //    (fractional index polynomials): one work item per output element, every
-//    polynomial evaluated exactly.
+//    polynomial evaluated exactly;
+//  * RowGroup — reductions along the last axis (row max, row sum) and the
+//    elementwise operations around them, over one row space, in one kernel
+//    whose work items each take whole rows (fuse_reductions.h): the
+//    producers of a reduction are computed inside it, its consumers after
+//    it, while the row stays in cache.
 #pragma once
 
 #include <cstdint>
@@ -25,7 +30,7 @@
 
 namespace tilec::compiler {
 
-enum class KernelKind : uint8_t { Contraction, Elementwise, Fill, Special, Direct };
+enum class KernelKind : uint8_t { Contraction, Elementwise, Fill, Special, Direct, RowGroup };
 std::string_view Name(KernelKind kind);
 
 // coordinate d of the kernel's output at flat point idx:
@@ -34,6 +39,20 @@ std::string_view Name(KernelKind kind);
 struct OutputCoords {
   std::vector<std::vector<int64_t>> coeffs;
   std::vector<int64_t> constant;
+};
+
+// A RowGroup kernel's ops. Every tensor is row-major; the row space is
+// `rows` (a tensor's dims but the last) and a row holds `length` values.
+// The ops (in program order) are row reductions — a contraction whose
+// output is [rows..., 1] and whose inputs are [rows..., length], read at the
+// output's row indices and one reduced index — and elementwise ops whose
+// output is [rows..., length] (a "full" tensor) or [rows..., 1] (one value
+// per row). Other tensors they read are inputs of the kernel, broadcast
+// NumPy-style to [rows..., length].
+struct RowGroupSpec {
+  std::vector<lang::Op> ops;
+  std::vector<int64_t> rows;
+  int64_t length = 1;
 };
 
 struct KernelSpec {
@@ -53,6 +72,9 @@ struct KernelSpec {
   // Special: the op. Direct: the contraction.
   lang::SpecialOp special;
   lang::ContractionOp contraction;
+  // RowGroup: the ops (its flat.indices are the row dims and the row, for
+  // the runtime's work estimate; flat has no accesses).
+  RowGroupSpec row_group;
 
   // Buffers, in kernel parameter order: outputs first, then inputs. No tensor
   // appears twice; a tensor both read and written appears as an output.

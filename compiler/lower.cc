@@ -8,6 +8,7 @@
 #include <set>
 
 #include "compiler/flatten.h"
+#include "compiler/fuse_reductions.h"
 #include "compiler/split_reduction.h"
 #include "tile_lang/evaluator.h"
 #include "support/error.h"
@@ -223,9 +224,17 @@ class Lowerer {
 
   KernelPlan Run() {
     done_.assign(program_.ops.size(), false);
+    std::map<size_t, FusedRowGroup> row_groups;  // by first op
+    if (options_.fuse && options_.row_group_max_bytes > 0)
+      for (FusedRowGroup& g : FuseRowGroups(program_, options_.row_group_max_bytes))
+        row_groups.emplace(g.ops.front(), std::move(g));
     for (size_t i = 0; i < program_.ops.size(); ++i) {
       if (done_[i]) continue;
       done_[i] = true;
+      if (auto g = row_groups.find(i); g != row_groups.end()) {
+        EmitRowGroup(std::move(g->second));
+        continue;
+      }
       const lang::Op& op = program_.ops[i];
       if (auto* c = std::get_if<ContractionOp>(&op)) LowerContraction(i, *c);
       else if (auto* e = std::get_if<ElementwiseOp>(&op)) LowerElementwise(i, *e);
@@ -253,6 +262,14 @@ class Lowerer {
       for (const auto& t : std::get<SpecialOp>(op).inputs) r.push_back(t);
     }
     return r;
+  }
+
+  void EmitRowGroup(FusedRowGroup g) {
+    for (size_t j : g.ops) done_[j] = true;
+    g.kernel.name = NextName();
+    g.kernel.flat.name = g.kernel.name;
+    for (const std::string& o : g.kernel.outputs) available_.insert(o);
+    plan_.kernels.push_back(std::move(g.kernel));
   }
 
   int splits_ = 0;  // reductions split so far (SplitReduction)
@@ -744,6 +761,7 @@ std::string_view Name(KernelKind kind) {
     case KernelKind::Fill: return "fill";
     case KernelKind::Special: return "special";
     case KernelKind::Direct: return "direct";
+    case KernelKind::RowGroup: return "row group";
   }
   return "?";
 }
@@ -759,6 +777,8 @@ std::string ToString(const KernelPlan& plan) {
                        fmt::join(k.outputs, ", "), fmt::join(k.inputs, ", "));
     if (k.kind == KernelKind::Special)
       out += fmt::format("  {}\n", lang::Name(k.special.fn));
+    else if (k.kind == KernelKind::RowGroup)
+      out += RowGroupText(k);
     else if (k.kind == KernelKind::Direct)
       out += "  (fractional or non-injective indices, or layouts the flat form cannot express: one work item "
              "per output element)\n";

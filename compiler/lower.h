@@ -30,6 +30,12 @@ struct LowerOptions {
   int64_t split_max_outputs = 0;
   int64_t split_min_points = int64_t{1} << 16;
   int64_t split_min_chunks = 4;  // values of the split variable, at least
+  // For CPU devices: row reductions and the elementwise ops around them
+  // (softmax, layer norm) form one RowGroup kernel (fuse_reductions.h) when
+  // the row working set is at most this many bytes. 0: never; -1: chosen
+  // by CompileProgram from the hardware model (half of L2) for the CPU
+  // forms, else 0.
+  int64_t row_group_max_bytes = -1;
 };
 
 // Pre: `program` came from Bind.
@@ -54,6 +60,8 @@ struct LowerOptions {
 //    into a row-major temporary); a fused result must hold the root's
 //    padding; FlatContraction::padding marks the padding points, where the
 //    kernel stores 0 (the padding contract, docs/architecture.md);
+//  * with row_group_max_bytes > 0, runs of row reductions and elementwise
+//    ops over one row space become RowGroup kernels first (FuseRowGroups);
 //  * contractions with fractional index polynomials, whose output access
 //    is not injective, or whose layouts Flatten cannot express (a dim blocked
 //    more than once, an index variable blocked by two block sizes, a blocked

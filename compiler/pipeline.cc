@@ -5,6 +5,7 @@
 #include <algorithm>
 #include <chrono>
 
+#include "compiler/hoist_invariants.h"
 #include "compiler/kernel_signature.h"
 #include "compiler/sem/printer.h"
 #include "compiler/sem/simplify.h"
@@ -122,6 +123,12 @@ CompiledProgram CompileProgram(const lang::Program& program, const CompileOption
   options.hw.Validate();
   CompiledProgram out;
   out.program = program;
+  // Lower sees the program with per-channel work moved to the front; the
+  // compiled program keeps the bound ops (the evaluator's reference) and
+  // gains the declarations of the tensors that introduced.
+  bool cpu_forms = !options.use_local.value_or(options.hw.local_memory_managed) && options.vectorize;
+  lang::Program lowered = cpu_forms && options.lower.fuse ? HoistInvariants(program) : program;
+  for (const auto& [name, t] : lowered.tensors) out.program.tensors.emplace(name, t);
   StageRunner stages(options, out.timings);
   CodegenOptions codegen;
   codegen.use_local = options.use_local.value_or(options.hw.local_memory_managed);
@@ -134,9 +141,11 @@ CompiledProgram CompileProgram(const lang::Program& program, const CompileOption
     lower.vector_block = VectorBlockElements(options.hw);
     // Fewer outputs than a few per core: split the reduction instead.
     lower.split_max_outputs = 4 * std::max<int64_t>(options.hw.compute_units, 1);
+    if (lower.row_group_max_bytes < 0) lower.row_group_max_bytes = options.hw.l2_bytes / 2;
   }
+  if (lower.row_group_max_bytes < 0) lower.row_group_max_bytes = 0;
   KernelPlan plan = stages.Run(
-      "lower", [&] { return Lower(program, lower); },
+      "lower", [&] { return Lower(lowered, lower); },
       [](const KernelPlan& p) { return ToString(p); });
   out.temporaries = plan.temporaries;
   for (const lang::TensorDecl& t : plan.new_tensors) out.program.tensors[t.name] = t;

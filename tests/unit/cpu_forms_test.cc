@@ -97,9 +97,18 @@ TEST_P(CpuForms, GemvFullSumPoolingSoftmax) {
   S[i, 0 : N, 1] = +(E[i, j]);
   Y = E / S;
 })";
+  // Rows that fit the cache: one row group (row_group_test.cc); over 3-D
+  // data whose rows are not the last axis, the reduction forms.
   plans = Check({softmax, {{"X", F32({7, 333})}}}, "softmax");
-  EXPECT_NE(plans.find("Reduction form: max of float"), std::string::npos) << plans;
-  EXPECT_NE(plans.find("Reduction form: sum of float"), std::string::npos) << plans;
+  EXPECT_NE(plans.find("Row group form: 7 rows of 333 values"), std::string::npos) << plans;
+  const char* col_softmax = R"(function (X[N, D]) -> (Y) {
+  M[0, j : 1, D] = >(X[i, j]);
+  E = exp(X - M);
+  S[0, j : 1, D] = +(E[i, j]);
+  Y = E / S;
+})";
+  plans = Check({col_softmax, {{"X", F32({333, 7})}}}, "column softmax");
+  EXPECT_EQ(plans.find("Row group form"), std::string::npos) << plans;
 }
 
 TEST_P(CpuForms, ColumnReductionsInTheVectorForm) {
