@@ -9,6 +9,7 @@
 #include "compiler/sem/verify.h"
 #include "hal/opencl/opencl_names.h"
 #include "support/error.h"
+#include "tile_lang/tensor.h"
 
 namespace tilec::hal::opencl {
 namespace {
@@ -224,6 +225,9 @@ class FunctionEmitter {
       return finish(fmt::format("{}", v), "");
     }
     auto f = static_cast<float>(v);
+    // A half constant is a half value even where half arithmetic runs in
+    // float (EmulateHalf): 70000 is inf, not 70000.0f (difftest seed 501734).
+    if (dtype == DataType::F16) f = lang::HalfToFloat(lang::FloatToHalf(f));
     std::string text;
     if (std::isnan(f)) {
       text = "NAN";

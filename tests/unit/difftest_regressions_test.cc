@@ -134,6 +134,19 @@ TEST(DifftestRegressions, FloatRemainderIsExactFmod) {
                          "float remainder");
 }
 
+// difftest seed 501734 (OpenCL): f16 arithmetic runs in float on devices
+// without cl_khr_fp16, and a half constant was written as a float literal,
+// so A / 70000 divided by 70000.0f instead of by half's inf (70000 > 65504).
+// Half constants are now rounded to half first; 0.1 shows the rounding of
+// an in-range constant.
+TEST(DifftestRegressions, HalfConstantsAreHalfValues) {
+  CheckBothBackendsExact(Case("function (A[N, M]) -> (T, U, V) {\n"
+                              "  T = A / 70000; U = A * 0.1; V = A + 65520;\n"
+                              "}",
+                              {{"A", {lang::DataType::F16, {3, 5}}}}),
+                         "half constants");
+}
+
 // difftest seeds 83, 156, 176: a contraction that does not reach every
 // element of its output first fills it, and the fill kernel handled only
 // plain layouts, so an output in a blocked layout failed with "elementwise
