@@ -200,4 +200,36 @@ std::string ToString(const TileScore& s) {
       Num(s.thread_ratio), Num(s.score));
 }
 
+TimeEstimate EstimateTime(const FlatContraction& flat, const HardwareModel& hw) {
+  TimeEstimate t;
+  double points = 1;
+  for (const FlatIndex& idx : flat.indices) points *= static_cast<double>(idx.range);
+  double ops = (flat.generate_contraction ? 2.0 : 0.0) + static_cast<double>(flat.post_ops.size());
+  if (ops < 1) ops = 1;
+  double bytes = 0;
+  for (const FlatAccess& a : flat.accesses)
+    bytes += static_cast<double>(a.limit) * static_cast<double>(lang::ByteSize(a.dtype));
+  if (hw.vec_size > 1 && !hw.local_memory_managed && !flat.accesses.empty()) {
+    const FlatAccess& out = flat.output();
+    int64_t lanes = std::clamp<int64_t>(hw.vec_size * 32 / lang::BitWidth(out.dtype), 2, 16);
+    int v = -1;
+    for (int i = 0; i < flat.num_indices(); ++i)
+      if (out.strides[i] == 1 && flat.indices[i].range > 1) v = i;
+    if (v < 0) {
+      t.lane_use = 1.0 / static_cast<double>(lanes);
+    } else {
+      int64_t r = flat.indices[v].range;
+      t.lane_use = static_cast<double>(r) / static_cast<double>((r + lanes - 1) / lanes * lanes);
+      for (size_t a = 1; a < flat.accesses.size(); ++a) {
+        int64_t s = flat.accesses[a].strides[v];
+        // Small inputs are copied for the vectors (LowerOptions::relayout_for_vectors).
+        if (s != 0 && s != 1 && static_cast<double>(flat.accesses[a].limit) * 16 > points) t.lane_use *= 0.5;
+      }
+    }
+  }
+  t.compute_s = points * ops / (hw.peak_gflops * 1e9 * t.lane_use);
+  t.memory_s = bytes / (hw.mem_bandwidth_gbs * 1e9);
+  return t;
+}
+
 }  // namespace tilec::compiler

@@ -135,7 +135,17 @@ CompiledProgram CompileProgram(const lang::Program& program, const CompileOption
     lower.split_max_outputs = 4 * std::max<int64_t>(options.hw.compute_units, 1);
   }
   KernelPlan plan = stages.Run(
-      "lower", [&] { return Lower(program, lower); },
+      "lower",
+      [&] {
+        LayoutChoice choice = ChooseLayouts(program, options.hw, options.layouts);
+        for (const lang::TensorDecl& t : choice.tensors) out.program.tensors[t.name] = t;
+        KernelPlan p = Lower(choice.program, lower);
+        p.layout_decisions = std::move(choice.decisions);
+        for (KernelSpec& k : p.kernels)
+          for (const std::string& o : k.outputs)
+            if (auto w = choice.why.find(o); w != choice.why.end()) k.why = w->second;
+        return p;
+      },
       [](const KernelPlan& p) { return ToString(p); });
   out.temporaries = plan.temporaries;
   for (const lang::TensorDecl& t : plan.new_tensors) out.program.tensors[t.name] = t;
