@@ -140,6 +140,11 @@ double KernelSeconds(const Program& program, const ContractionOp& c, const Hardw
   return kDirectSlowdown * 2 * points / (hw.peak_gflops * 1e9);
 }
 
+// A relayout's estimated seconds: its bytes read and written over the
+// bandwidth, kDirectSlowdown times that when the copy is a Direct kernel
+// (Flatten cannot split one variable by two block sizes: nChw16c -> nChw8c).
+double CopySeconds(const Program& base, const TensorDecl& src, const Layout& to, const HardwareModel& hw);
+
 // One candidate for a chain: its result's layout kind (none: as-is) and
 // whether the data inputs are relayouted into it.
 struct Form {
@@ -150,6 +155,39 @@ struct Form {
   int copies = 0;
   double total() const { return kernel_s + copy_s; }
 };
+
+ContractionOp CopyOp(const TensorDecl& src, const std::string& dst) {
+  ContractionOp c;
+  c.output = dst;
+  c.agg = lang::ast::AggOp::Assign;
+  c.comb = lang::ast::CombOp::None;
+  ContractionOp::Access in{src.name, {}};
+  for (int d = 0; d < src.shape.rank(); ++d) {
+    std::string var = fmt::format("i{}", d);
+    lang::Polynomial p;
+    p.terms[var] = lang::Rational(1);
+    c.output_index.push_back(p);
+    in.index.push_back(p);
+    c.index_vars.push_back(var);
+  }
+  std::sort(c.index_vars.begin(), c.index_vars.end());  // "i10" sorts before "i2"
+  for (const std::string& var : c.index_vars)
+    c.bounds.push_back({0, src.shape.dims[std::stoi(var.substr(1))] - 1});
+  c.inputs.push_back(std::move(in));
+  return c;
+}
+
+double CopySeconds(const Program& base, const TensorDecl& src, const Layout& to, const HardwareModel& hw) {
+  double s = (Bytes(src, src.layout) + Bytes(src, to)) / (hw.mem_bandwidth_gbs * 1e9);
+  Program p;
+  p.source = base.source;
+  p.tensors[src.name] = src;
+  TensorDecl dst = src;
+  dst.name = src.name + "_copy";
+  dst.layout = to;
+  p.tensors[dst.name] = dst;
+  return TryFlatten(p, CopyOp(src, dst.name)) ? s : kDirectSlowdown * s;
+}
 
 class Chooser {
  public:
@@ -268,7 +306,7 @@ class Chooser {
           if (!y || *y == t.layout) continue;
           seen.insert(t.name);
           trial.tensors.at(t.name).layout = *y;
-          f.copy_s += (Bytes(t, t.layout) + Bytes(t, *y)) / (hw_.mem_bandwidth_gbs * 1e9);
+          f.copy_s += CopySeconds(P(), t, *y, hw_);
           ++f.copies;
         }
         if (f.copies == 0) return false;  // the same as reading them as they are
@@ -278,7 +316,9 @@ class Chooser {
         if (Free(t) || !stored[m]) continue;
         std::optional<Layout> xt = KindLayout(*f.kind, t.shape.dims, ch.out);
         if (*xt == t.layout) continue;
-        f.copy_s += (Bytes(t, t.layout) + Bytes(t, *xt)) / (hw_.mem_bandwidth_gbs * 1e9);
+        TensorDecl from = t;  // the copy reads xt, writes t's layout
+        from.layout = *xt;
+        f.copy_s += CopySeconds(P(), from, t.layout, hw_);
         ++f.copies;
       }
       f.kernel_s = KernelSeconds(trial, c, hw_);
@@ -316,28 +356,6 @@ class Chooser {
       std::string name = fmt::format("{}_re{}", base, next_++);
       if (!P().tensors.count(name)) return name;
     }
-  }
-
-  // A copy contraction dst[i0, i1, ...] = =(src[i0, i1, ...]).
-  static ContractionOp CopyOp(const TensorDecl& src, const std::string& dst) {
-    ContractionOp c;
-    c.output = dst;
-    c.agg = lang::ast::AggOp::Assign;
-    c.comb = lang::ast::CombOp::None;
-    ContractionOp::Access in{src.name, {}};
-    for (int d = 0; d < src.shape.rank(); ++d) {
-      std::string var = fmt::format("i{}", d);
-      lang::Polynomial p;
-      p.terms[var] = lang::Rational(1);
-      c.output_index.push_back(p);
-      in.index.push_back(p);
-      c.index_vars.push_back(var);
-    }
-    std::sort(c.index_vars.begin(), c.index_vars.end());  // "i10" sorts before "i2"
-    for (const std::string& var : c.index_vars)
-      c.bounds.push_back({0, src.shape.dims[std::stoi(var.substr(1))] - 1});
-    c.inputs.push_back(std::move(in));
-    return c;
   }
 
   void Rename(lang::Op& op, const std::string& from, const std::string& to) {
