@@ -221,9 +221,20 @@ TimeEstimate EstimateTime(const FlatContraction& flat, const HardwareModel& hw) 
       int64_t r = flat.indices[v].range;
       t.lane_use = static_cast<double>(r) / static_cast<double>((r + lanes - 1) / lanes * lanes);
       for (size_t a = 1; a < flat.accesses.size(); ++a) {
-        int64_t s = flat.accesses[a].strides[v];
-        // Small inputs are copied for the vectors (LowerOptions::relayout_for_vectors).
-        if (s != 0 && s != 1 && static_cast<double>(flat.accesses[a].limit) * 16 > points) t.lane_use *= 0.5;
+        const FlatAccess& in = flat.accesses[a];
+        int64_t s = in.strides[v];
+        if (s == 0 || s == 1) continue;
+        // Small weights (no other output index moves them) are copied for
+        // the vectors (LowerOptions::relayout_for_vectors); any other input
+        // read across the vectors leaves the kernel without the vector form
+        // (VectorCandidate): scalar code.
+        bool weights = static_cast<double>(in.limit) * 16 <= points;
+        // (The parts co/16 and co%16 of a blocked variable are one index here.)
+        auto base = [&](int i) { return flat.indices[i].name.substr(0, flat.indices[i].name.find_first_of("/%")); };
+        for (int i = 0; i < flat.num_indices(); ++i)
+          if (base(i) != base(v) && out.strides[i] != 0 && in.strides[i] != 0 && flat.indices[i].range > 1)
+            weights = false;
+        if (!weights) t.lane_use = 1.0 / static_cast<double>(lanes);
       }
     }
   }

@@ -74,8 +74,9 @@ std::vector<int64_t> AssignOutputThreads(const FlatContraction& flat,
 // hw.vec_size > 1 and no managed local memory; else 1): the vectors run
 // along the output's stride-1 index, so lane_use = range / (range rounded up
 // to whole vectors) — 0.5 for nChw8c's c%8 on 16 lanes, 0.875 for W = 56 —
-// 1/lanes without a stride-1 output index, and halved for each big input
-// that moves along that index with a stride other than 0 or 1 (gathers).
+// 1/lanes without a stride-1 output index or with an input that moves
+// along it with a stride other than 0 or 1 (no vector form then), unless
+// that input is small weights that Lower copies for the vectors.
 // The estimate compares one kernel's forms (layouts) and the relayout
 // copies between them (compiler/choose_layouts.h); it is not a prediction
 // of measured time.
