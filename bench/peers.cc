@@ -52,6 +52,7 @@ struct Options {
   std::vector<std::string> only;
   int threads = 0;  // 0: the libraries' defaults (all cores, or OMP_NUM_THREADS / OPENBLAS_NUM_THREADS)
   int local = -1;   // -1: the device's choice
+  bool no_relayout = false;  // Tilec without layout choice (ChooseLayoutsOptions::relayout)
   uint64_t seed = 1;
   std::string workloads = TILEC_BENCH_WORKLOADS_DIR;
 };
@@ -221,6 +222,7 @@ Runner TilecRunner(const Workload& w, const lang::Program& bound, const Inputs& 
                    std::shared_ptr<hal::Device> device, const Options& opts) {
   compiler::CompileOptions options;
   if (opts.local >= 0) options.use_local = opts.local != 0;
+  options.layouts.relayout = !opts.no_relayout;
   auto program = std::make_shared<std::optional<runtime::Program>>();
   double compile_ms = TimeMs([&] { program->emplace(runtime::Program::Compile(bound, device, options)); });
   (*program)->Upload(inputs);
@@ -356,6 +358,7 @@ int Main(int argc, char** argv) {
                  "(default: all cores, or OMP_NUM_THREADS / OPENBLAS_NUM_THREADS)");
   app.add_option("--local", opts.local, "Tilec: 1 stage inputs in local memory, 0 read global memory")
       ->type_name("0|1");
+  app.add_flag("--no-relayout", opts.no_relayout, "Tilec: no relayout kernels (the layouts as given)");
   app.add_option("--seed", opts.seed, "Seed of the random inputs")->capture_default_str();
   app.add_option("--workloads", opts.workloads, "Folder of the workloads' .tile files")
       ->capture_default_str();

@@ -200,4 +200,47 @@ std::string ToString(const TileScore& s) {
       Num(s.thread_ratio), Num(s.score));
 }
 
+TimeEstimate EstimateTime(const FlatContraction& flat, const HardwareModel& hw) {
+  TimeEstimate t;
+  double points = 1;
+  for (const FlatIndex& idx : flat.indices) points *= static_cast<double>(idx.range);
+  double ops = (flat.generate_contraction ? 2.0 : 0.0) + static_cast<double>(flat.post_ops.size());
+  if (ops < 1) ops = 1;
+  double bytes = 0;
+  for (const FlatAccess& a : flat.accesses)
+    bytes += static_cast<double>(a.limit) * static_cast<double>(lang::ByteSize(a.dtype));
+  if (hw.vec_size > 1 && !hw.local_memory_managed && !flat.accesses.empty()) {
+    const FlatAccess& out = flat.output();
+    int64_t lanes = std::clamp<int64_t>(hw.vec_size * 32 / lang::BitWidth(out.dtype), 2, 16);
+    int v = -1;
+    for (int i = 0; i < flat.num_indices(); ++i)
+      if (out.strides[i] == 1 && flat.indices[i].range > 1) v = i;
+    if (v < 0) {
+      t.lane_use = 1.0 / static_cast<double>(lanes);
+    } else {
+      int64_t r = flat.indices[v].range;
+      t.lane_use = static_cast<double>(r) / static_cast<double>((r + lanes - 1) / lanes * lanes);
+      for (size_t a = 1; a < flat.accesses.size(); ++a) {
+        const FlatAccess& in = flat.accesses[a];
+        int64_t s = in.strides[v];
+        if (s == 0 || s == 1) continue;
+        // Small weights (no other output index moves them) are copied for
+        // the vectors (LowerOptions::relayout_for_vectors); any other input
+        // read across the vectors leaves the kernel without the vector form
+        // (VectorCandidate): scalar code.
+        bool weights = static_cast<double>(in.limit) * 16 <= points;
+        // (The parts co/16 and co%16 of a blocked variable are one index here.)
+        auto base = [&](int i) { return flat.indices[i].name.substr(0, flat.indices[i].name.find_first_of("/%")); };
+        for (int i = 0; i < flat.num_indices(); ++i)
+          if (base(i) != base(v) && out.strides[i] != 0 && in.strides[i] != 0 && flat.indices[i].range > 1)
+            weights = false;
+        if (!weights) t.lane_use = 1.0 / static_cast<double>(lanes);
+      }
+    }
+  }
+  t.compute_s = points * ops / (hw.peak_gflops * 1e9 * t.lane_use);
+  t.memory_s = bytes / (hw.mem_bandwidth_gbs * 1e9);
+  return t;
+}
+
 }  // namespace tilec::compiler

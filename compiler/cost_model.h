@@ -64,6 +64,30 @@ TileScore ComputeScore(const TileStats& stats, const HardwareModel& hw);
 std::vector<int64_t> AssignOutputThreads(const FlatContraction& flat,
                                          const std::vector<int64_t>& tile, const HardwareModel& hw);
 
+// A whole kernel's estimated time on `hw`, a roofline: the larger of
+//   compute_s = points * ops per point / (peak_gflops * lane_use)
+//   memory_s  = compulsory bytes (every buffer the kernel touches, once,
+//               padding included) / mem_bandwidth_gbs
+// where points is the product of the flat index ranges (the padding of a
+// blocked layout is computed too) and ops per point is 2 for a contraction
+// plus one per post-op. lane_use models the CPU vector form (gen_vector.cc;
+// hw.vec_size > 1 and no managed local memory; else 1): the vectors run
+// along the output's stride-1 index, so lane_use = range / (range rounded up
+// to whole vectors) — 0.5 for nChw8c's c%8 on 16 lanes, 0.875 for W = 56 —
+// 1/lanes without a stride-1 output index or with an input that moves
+// along it with a stride other than 0 or 1 (no vector form then), unless
+// that input is small weights that Lower copies for the vectors.
+// The estimate compares one kernel's forms (layouts) and the relayout
+// copies between them (compiler/choose_layouts.h); it is not a prediction
+// of measured time.
+struct TimeEstimate {
+  double compute_s = 0;
+  double memory_s = 0;
+  double lane_use = 1;
+  double seconds() const { return compute_s > memory_s ? compute_s : memory_s; }
+};
+TimeEstimate EstimateTime(const FlatContraction& flat, const HardwareModel& hw);
+
 // "to=236760072192 wg=12544 il=24 sm=20656 or=32768 mr=19456 mw=32768 op=256 rp=0 tu=256"
 std::string ToString(const TileStats& stats);
 

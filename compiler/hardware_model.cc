@@ -69,6 +69,13 @@ void HardwareModel::Validate() const {
     TILEC_USER_ERROR("hardware model '{}': goal_flops_per_byte = {} must be a finite number > 0",
                      name, goal_flops_per_byte);
   }
+  if (!std::isfinite(peak_gflops) || peak_gflops <= 0) {
+    TILEC_USER_ERROR("hardware model '{}': peak_gflops = {} must be a finite number > 0", name, peak_gflops);
+  }
+  if (!std::isfinite(mem_bandwidth_gbs) || mem_bandwidth_gbs <= 0) {
+    TILEC_USER_ERROR("hardware model '{}': mem_bandwidth_gbs = {} must be a finite number > 0", name,
+                     mem_bandwidth_gbs);
+  }
   // OpenCL's vector widths that are powers of two (3 is padded to 4 anyway).
   if (!IsPowerOfTwo(vec_size) || vec_size > 16) {
     TILEC_USER_ERROR("hardware model '{}': vec_size = {} must be one of 1, 2, 4, 8, 16", name,
@@ -117,6 +124,8 @@ std::string ToString(const HardwareModel& hw) {
   line("l2_bytes", hw.l2_bytes);
   line("goal_groups", hw.goal_groups);
   line("goal_flops_per_byte", hw.goal_flops_per_byte);
+  line("peak_gflops", hw.peak_gflops);
+  line("mem_bandwidth_gbs", hw.mem_bandwidth_gbs);
   line("vec_size", hw.vec_size);
   line("vector_registers", hw.vector_registers);
   line("has_fma", hw.has_fma);

@@ -33,6 +33,11 @@ struct HardwareModel {
   // --- Throughput goals (the roofline and occupancy the score aims for) -----
   int64_t goal_groups = 16;          // work groups in flight for full occupancy
   double goal_flops_per_byte = 50;   // roofline knee: flops per global byte at which compute-bound
+  // Whole-device figures for estimated times (EstimateTime, cost_model.h),
+  // which compare kernels in different layouts with the relayouts between
+  // them (choose_layouts.h): only their ratio matters to that choice.
+  double peak_gflops = 100;          // arithmetic peak, all compute units
+  double mem_bandwidth_gbs = 20;     // streaming bandwidth to the memory tensors live in
 
   // --- Vectors ---------------------------------------------------------------
   int64_t vec_size = 1;              // preferred vector width in elements (f32)

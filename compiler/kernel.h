@@ -80,6 +80,10 @@ struct KernelSpec {
   // appears twice; a tensor both read and written appears as an output.
   std::vector<std::string> outputs;
   std::vector<std::string> inputs;
+
+  // A relayout kernel that ChooseLayouts inserted: why ("why: estimated
+  // ... ms as-is, ... ms with relayouts ..."); printed by ToString.
+  std::string why;
 };
 
 struct KernelPlan {
@@ -91,6 +95,9 @@ struct KernelPlan {
   // temporary given its consumer's layout): they replace the bound
   // program's declarations.
   std::vector<lang::TensorDecl> new_tensors;
+  // The layout decisions of ChooseLayouts (choose_layouts.h), one a line,
+  // printed first by ToString.
+  std::vector<std::string> layout_decisions;
 };
 
 // Every kernel in order, with its kind, buffers and (for flat kernels) its

@@ -772,9 +772,12 @@ KernelPlan Lower(const lang::Program& program, const LowerOptions& options) {
 
 std::string ToString(const KernelPlan& plan) {
   std::string out;
+  for (const std::string& d : plan.layout_decisions) out += fmt::format("layout {}\n", d);
+  if (!plan.layout_decisions.empty()) out += "\n";
   for (const KernelSpec& k : plan.kernels) {
     out += fmt::format("{} ({}): writes {}; reads {}\n", k.name, Name(k.kind),
                        fmt::join(k.outputs, ", "), fmt::join(k.inputs, ", "));
+    if (!k.why.empty()) out += fmt::format("  relayout {}\n", k.why);
     if (k.kind == KernelKind::Special)
       out += fmt::format("  {}\n", lang::Name(k.special.fn));
     else if (k.kind == KernelKind::RowGroup)

@@ -145,7 +145,17 @@ CompiledProgram CompileProgram(const lang::Program& program, const CompileOption
   }
   if (lower.row_group_max_bytes < 0) lower.row_group_max_bytes = 0;
   KernelPlan plan = stages.Run(
-      "lower", [&] { return Lower(lowered, lower); },
+      "lower",
+      [&] {
+        LayoutChoice choice = ChooseLayouts(lowered, options.hw, options.layouts);
+        for (const lang::TensorDecl& t : choice.tensors) out.program.tensors[t.name] = t;
+        KernelPlan p = Lower(choice.program, lower);
+        p.layout_decisions = std::move(choice.decisions);
+        for (KernelSpec& k : p.kernels)
+          for (const std::string& o : k.outputs)
+            if (auto w = choice.why.find(o); w != choice.why.end()) k.why = w->second;
+        return p;
+      },
       [](const KernelPlan& p) { return ToString(p); });
   out.temporaries = plan.temporaries;
   for (const lang::TensorDecl& t : plan.new_tensors) out.program.tensors[t.name] = t;

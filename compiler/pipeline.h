@@ -2,7 +2,8 @@
 // with their launch geometry), as one readable list of stages in
 // pipeline.cc:
 //
-//   Lower        program -> kernels (fusion)               kernel.h / lower.h
+//   Lower        ChooseLayouts (layouts chosen, relayouts   choose_layouts.h
+//                inserted), then program -> kernels (fusion) kernel.h / lower.h
 //   SearchTiles  per flat kernel: ranked tile candidates   tile_search.h
 //   Generate     per kernel: thread and read plans, sem    codegen.h
 //   Simplify     per kernel: the sem simplifier            sem/simplify.h
@@ -19,6 +20,7 @@
 #include <string>
 #include <vector>
 
+#include "compiler/choose_layouts.h"
 #include "compiler/codegen.h"
 #include "compiler/hardware_model.h"
 #include "compiler/kernel.h"
@@ -46,6 +48,9 @@ std::string ToString(const KernelConfig& config);
 struct CompileOptions {
   HardwareModel hw;
   LowerOptions lower;
+  // Layout choice for `any` outputs and temporaries, and relayouts where a
+  // kernel is much faster in another layout (choose_layouts.h).
+  ChooseLayoutsOptions layouts;
   // Tile search for every flat kernel (forced_tile is ignored here: use
   // forced_tiles, which names the kernel).
   TileSearchOptions search;

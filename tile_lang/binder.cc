@@ -322,6 +322,10 @@ Program Bind(const ast::Function& f, const std::map<std::string, Shape>& inputs,
     } catch (const UserError& e) {
       TILEC_USER_ERROR("tensor '{}': {}", name, e.message());
     }
+    if (it->second.layout.any && it->second.role == TensorRole::Input)
+      TILEC_USER_ERROR("layout 'any' given for input '{}': the caller's data must come in a known layout "
+                       "('any' lets the compiler choose the layout of an output or intermediate)",
+                       name);
   }
   return prog;
 }

@@ -29,7 +29,7 @@ using layout_internal::TagPart;
 
 constexpr std::string_view kKnownSpecs =
     "a oneDNN tag such as abcd, acdb or aBcd16b; a named format such as nchw, nhwc, nChw16c, OIhw16i16o, "
-    "bfyx, b_fs_yx_fsv16, NCHW4, CHWN4 or OIHW; a MACE image such as image_channel_major; row-major; order(p0,p1,...); strides(s0,s1,...)";
+    "bfyx, b_fs_yx_fsv16, NCHW4, CHWN4 or OIHW; a MACE image such as image_channel_major; row-major; any; order(p0,p1,...); strides(s0,s1,...)";
 
 // Every problem with a spec is reported through this, so the message always
 // names the spec and the dimensions it was applied to.
@@ -46,6 +46,11 @@ class SpecParser {
     std::string_view s = Trim(spec_);
     if (s.empty()) Fail(fmt::format("empty layout (expected {})", kKnownSpecs));
     if (s == "row-major") return Dense("row-major", Identity());
+    if (s == "any") {
+      Layout l = Dense("any", Identity());
+      l.any = true;
+      return l;
+    }
     if (auto args = Call(s, "order")) return Order(*args);
     if (auto args = Call(s, "strides")) return Strides(*args);
     if (auto image = layout_internal::ParseImageLayout(s, ctx_)) return *image;

@@ -55,6 +55,10 @@ struct Layout {
   std::vector<PhysicalDim> phys;    // outermost first
   int64_t elements = 0;             // buffer size in elements, padding included
   std::optional<ImageStorage> image;  // set: the elements live in an RGBA image (see above)
+  // "any" (oneDNN's format_tag::any): the compiler chooses the layout
+  // (compiler/choose_layouts.h) and replaces this one, which is row-major
+  // until then. Allowed on outputs and intermediates, not on inputs.
+  bool any = false;
 
   bool IsRowMajor(const std::vector<int64_t>& dims) const;
   // The same memory mapping: equal parts and buffer size, whatever the names
@@ -71,6 +75,8 @@ std::string ToString(const Layout& l);
 
 // Parses a layout spec for a tensor of logical dimensions `dims`:
 //   "row-major"                  dense, last dim innermost (the default)
+//   "any"                        the compiler chooses (Layout::any; row-major
+//                                until it does)
 //   a oneDNN tag                 one letter per logical dim, a = dim 0, b = dim 1, …
 //                                in physical order, outermost first; an
 //                                upper-case letter is the outer part of a

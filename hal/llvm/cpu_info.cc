@@ -79,6 +79,12 @@ compiler::HardwareModel CpuHardwareModel(const CpuInfo& cpu) {
   // tile must reuse each line this many flops' worth to be compute-bound.
   double flops_per_cycle = 2.0 * static_cast<double>(hw.vec_size) * (cpu.fma ? 2.0 : 1.0);
   hw.goal_flops_per_byte = flops_per_cycle / 16.0;
+  // Estimated times (cost_model.h EstimateTime): every core at an assumed
+  // 3 GHz, and 10 GB/s of streaming bandwidth per core. Only the ratio
+  // matters (it decides whether a relayout pays); bench_machine measures
+  // both (bench/README.md: ~440 GFLOP/s and ~65 GB/s on the quiet 2-core host).
+  hw.peak_gflops = flops_per_cycle * 3.0 * static_cast<double>(hw.compute_units);
+  hw.mem_bandwidth_gbs = 10.0 * static_cast<double>(hw.compute_units);
   hw.has_fma = cpu.fma;
   hw.has_fp64 = true;
   hw.has_fp16 = true;  // emulated: LLVM computes half in float

@@ -80,7 +80,9 @@ INSTANTIATE_TEST_SUITE_P(
         BadField{"vec_size", [](HardwareModel& h) { h.vec_size = 0; }},
         BadField{"vec_size", [](HardwareModel& h) { h.vec_size = 3; }},
         BadField{"vec_size", [](HardwareModel& h) { h.vec_size = 32; }},
-        BadField{"vector_registers", [](HardwareModel& h) { h.vector_registers = 0; }}));
+        BadField{"vector_registers", [](HardwareModel& h) { h.vector_registers = 0; }},
+        BadField{"peak_gflops", [](HardwareModel& h) { h.peak_gflops = 0; }},
+        BadField{"mem_bandwidth_gbs", [](HardwareModel& h) { h.mem_bandwidth_gbs = -1; }}));
 
 TEST(HardwareModelTest, AcceptsBoundaryValues) {
   HardwareModel hw;
@@ -109,6 +111,8 @@ TEST(HardwareModelTest, ToStringIsStable) {
             "l2_bytes=1048576\n"
             "goal_groups=20\n"
             "goal_flops_per_byte=20\n"
+            "peak_gflops=100\n"
+            "mem_bandwidth_gbs=20\n"
             "vec_size=1\n"
             "vector_registers=16\n"
             "has_fma=false\n"

@@ -84,7 +84,11 @@ TEST(LayoutPipeline, AliasesOfOneLayoutFuse) {
 void CheckAll(const std::shared_ptr<hal::Device>& device, const std::string& target) {
   for (const LayoutCase& lc : Cases()) {
     std::string what = fmt::format("{} on {}", lc.what, target);
-    auto program = testing::CheckCase(device, lc.c, compiler::CompileOptions{}, what);
+    // The kernel each layout gets, without relayouts into faster layouts
+    // (choose_layouts_test.cc tests those).
+    compiler::CompileOptions options;
+    options.layouts.relayout = false;
+    auto program = testing::CheckCase(device, lc.c, options, what);
     ASSERT_TRUE(program) << what;
     const auto& kernels = program->compiled().kernels;
     ASSERT_EQ(kernels.size(), 1u) << what;

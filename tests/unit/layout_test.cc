@@ -188,7 +188,7 @@ TEST(ParseLayout, Errors) {
             "bad layout 'nhwq' for a tensor of dimensions [2, 3, 4, 5]: unknown layout "
             "(expected a oneDNN tag such as abcd, acdb or aBcd16b; a named format such as nchw, "
             "nhwc, nChw16c, OIhw16i16o, bfyx, b_fs_yx_fsv16, NCHW4, CHWN4 or OIHW; a MACE image such as "
-            "image_channel_major; row-major; "
+            "image_channel_major; row-major; any; "
             "order(p0,p1,...); strides(s0,s1,...))"},
            {"", kNchw, "bad layout '' for a tensor of dimensions [2, 3, 4, 5]: empty layout"},
            {"NHWQ", kNchw, "'NHWQ' for a tensor of dimensions [2, 3, 4, 5]: unknown layout"},

@@ -47,6 +47,8 @@ void Check(const Case& c, compiler::CompileOptions options, const std::string& w
     ASSERT_FALSE(t.layout.IsRowMajor(t.shape.dims)) << what << ": " << name << " " << spec;
   }
   options.hw = device->hardware_model();
+  // The kernels of these layouts themselves, not relayouts into others.
+  options.layouts.relayout = false;
   runtime::Program program = runtime::Program::Compile(bound, device, options, true);
   if (!tile.empty()) {
     std::string kernel = ContractionKernel(program);

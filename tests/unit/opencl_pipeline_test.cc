@@ -111,7 +111,9 @@ TEST(OpenClPipeline, BlockedLayoutsPadded) {
   lang::Program bound = lang::Bind(lang::Parse(MakeSource("blocked.tile", src)),
                                    {{"D", F32({1, 20, 5, 6})}, {"K", F32({18, 20, 3, 3})}},
                                    {{"D", "nChw16c"}, {"O", "nChw8c"}});
-  runtime::Program program = runtime::Program::Compile(bound, device);
+  compiler::CompileOptions options;
+  options.layouts.relayout = false;  // this kernel in these layouts, not relayouts into others
+  runtime::Program program = runtime::Program::Compile(bound, device, options);
   for (const auto& kernel : program.compiled().kernels)
     EXPECT_NE(kernel.spec.kind, compiler::KernelKind::Direct) << kernel.spec.name;
   lang::Tensor d(bound.Tensor("D").shape), k(bound.Tensor("K").shape);

@@ -32,6 +32,7 @@ void CheckVector(const Case& c, const std::string& what, size_t kernel, bool vec
   if (!device) GTEST_SKIP() << "no OpenCL device";
   compiler::CompileOptions o;
   o.use_local = false;
+  o.layouts.relayout = false;  // the forms of these layouts, not of relayouts into others
   auto program = testing::CheckCase(device, c, o, what);
   std::vector<std::string> plans = Plans(*program);
   ASSERT_LT(kernel, plans.size()) << what;
@@ -167,6 +168,7 @@ TEST(OpenClVector, MaskedTails) {
   if (!device) GTEST_SKIP() << "no OpenCL device";
   compiler::CompileOptions o;
   o.use_local = false;
+  o.layouts.relayout = false;  // the forms of these layouts, not of relayouts into others
   for (const auto& [c, expect] : testing::MaskedTailCases()) {
     auto program = testing::CheckCase(device, c, o, expect);
     std::string plans = testing::VectorPlans(*program);

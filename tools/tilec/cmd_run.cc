@@ -188,7 +188,7 @@ std::map<std::string, InputSource> LoadInputs(const RunOptions& opts, const lang
 std::map<std::string, lang::Tensor> RunOnDevice(const RunOptions& opts, const lang::Program& program,
                                                 const std::map<std::string, lang::Tensor>& inputs,
                                                 const GlobalOptions& global, Progress& progress,
-                                                std::string* device_id) {
+                                                std::string* device_id, std::map<std::string, std::string>* layouts) {
   std::shared_ptr<hal::Device> device = OpenTargetDevice(opts.target, /*with_ref=*/true);
   *device_id = device->id();
   compiler::CompileOptions options;
@@ -203,6 +203,8 @@ std::map<std::string, lang::Tensor> RunOnDevice(const RunOptions& opts, const la
   runtime::Program compiled = runtime::Program::Compile(program, device, options);
   CheckKernelNames(options, compiled.compiled());
   LogTunedKernels(global, compiled.compiled());
+  // The layout each output got on the device (chosen by the compiler for `any`).
+  for (const std::string& name : program.outputs) (*layouts)[name] = lang::ToSpec(compiled.bound().Tensor(name).layout);
   progress.Set(fmt::format("run: {} kernels on {}", compiled.compiled().kernels.size(), device->id()));
   return compiled.Run(inputs);
 }
@@ -241,13 +243,14 @@ void RunRun(const RunOptions& opts, const GlobalOptions& global) {
     return BindWithLayouts(f, shapes, args.layouts, fmt::format("input shapes: {}", fmt::join(origins, ", ")));
   }, &timings);
   std::string device_id(kReferenceTarget);
+  std::map<std::string, std::string> layouts;  // per output, on the device
   std::map<std::string, lang::Tensor> results = Timed(global, fmt::format("run [{}]", opts.target), [&] {
     if (ref) {
       progress.Set("run: the reference evaluator");
       ProgressTicker ticker(progress);
       return lang::Evaluate(program, tensors);
     }
-    return RunOnDevice(opts, program, tensors, global, progress, &device_id);
+    return RunOnDevice(opts, program, tensors, global, progress, &device_id, &layouts);
   }, &timings);
   std::map<std::string, lang::Tensor> reference;
   if (opts.check) {
@@ -273,14 +276,17 @@ void RunRun(const RunOptions& opts, const GlobalOptions& global) {
       mismatched += !check->ok();
       check_lines.push_back(CheckLine(name, t.shape(), *check, t.size()));
     }
+    const lang::TensorDecl& decl = program.Tensor(name);
+    // An `any` output: the layout the compiler chose (the data is logical whatever it is).
+    std::string layout = decl.layout.any && layouts.count(name) ? layouts.at(name) : decl.layout.name;
     if (!opts.json) {
+      if (decl.layout.any && layouts.count(name)) fmt::print("{}: layout any -> {}\n", name, layout);
       if (out_files.empty()) fmt::print("{}\n", Summary(name, t));
       continue;
     }
-    const lang::TensorDecl& decl = program.Tensor(name);
     Json o = Json::Object();
     o.Set("name", name).Set("dtype", lang::Name(t.dtype())).Set("shape", ShapeJson(t.shape()));
-    o.Set("layout", decl.layout.name);
+    o.Set("layout", layout);
     if (fit != out_files.end()) o.Set("file", fit->second);
     OutputStats stats = Stats(t);
     bool any = t.size() > stats.nans;

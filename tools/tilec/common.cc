@@ -104,6 +104,9 @@ void AddKernelOptions(CLI::App* app, KernelOptions& o) {
       ->type_name("N");
   app->add_flag("--no-tuning-cache", o.no_tuning_cache,
                 "Ignore the tuning cache: compile every kernel with the cost model's pick (see tilec tune)");
+  app->add_flag("--no-relayout", o.no_relayout,
+                "Insert no relayout kernels and keep every tensor in its given layout ('any' is row-major); "
+                "see docs/layouts.md");
 }
 
 void ApplyKernelOptions(const KernelOptions& o, compiler::CompileOptions& c) {
@@ -111,6 +114,7 @@ void ApplyKernelOptions(const KernelOptions& o, compiler::CompileOptions& c) {
   c.candidate_rank = ParseRankArgs(o.ranks, "--rank");
   c.vectorize = o.vector != 0;
   c.vector_rows = o.vector_rows;
+  c.layouts.relayout = !o.no_relayout;
   // An empty set of tuned configurations: runtime::Program::Compile then
   // does not read the tuning cache.
   if (o.no_tuning_cache) c.tuned = std::map<std::string, compiler::KernelConfig>{};

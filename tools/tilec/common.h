@@ -77,9 +77,10 @@ struct KernelOptions {
   int vector = 1;                  // --vector 0: no vector form
   int64_t vector_rows = 0;         // --vector-rows: 0 automatic
   bool no_tuning_cache = false;    // --no-tuning-cache
+  bool no_relayout = false;        // --no-relayout: no layout choice (`any` is row-major)
   bool empty() const { return tiles.empty() && ranks.empty(); }
 };
-// Adds --tile, --rank, --vector, --vector-rows and --no-tuning-cache.
+// Adds --tile, --rank, --vector, --vector-rows, --no-tuning-cache and --no-relayout.
 void AddKernelOptions(CLI::App* app, KernelOptions& o);
 // Sets the compile options the kernel options stand for (UserError for a bad --tile or --rank value).
 void ApplyKernelOptions(const KernelOptions& o, compiler::CompileOptions& c);

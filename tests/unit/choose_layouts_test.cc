@@ -1,0 +1,168 @@
+// Layout choice and relayouts (compiler/choose_layouts.h): programs whose
+// tensors are in different layouts run on both backends against the
+// reference evaluator (sizes that fill no block); `any` resolves to a
+// concrete layout; a relayout is inserted where the estimate says it pays
+// and not where it does not; the C ABI reports the chosen layout.
+#include <gtest/gtest.h>
+
+#include "compiler/choose_layouts.h"
+#include "compiler/pipeline.h"
+#include <tilec/tilec.h>
+
+#include "tests/unit/pipeline_check.h"
+
+namespace tilec {
+namespace {
+
+using testing::Case;
+using testing::F32;
+
+constexpr const char* kConvRelu =
+    "function (D[N, C, H, W], K[CO, C, KH, KW]) -> (R) {\n"
+    "  O[n, co, x, y : N, CO, H, W] = +(D[n, ci, x + i - 1, y + j - 1] * K[co, ci, i, j]), i < 3, j < 3;\n"
+    "  R = relu(O);\n"
+    "}\n";
+
+Case Conv(std::vector<int64_t> d, std::vector<int64_t> k, std::map<std::string, std::string> layouts) {
+  return Case(kConvRelu, {{"D", F32(std::move(d))}, {"K", F32(std::move(k))}}, std::move(layouts));
+}
+
+// A CPU with 16 f32 lanes (AVX-512): nChw8c's c%8 fills half a vector.
+compiler::HardwareModel Cpu16() {
+  compiler::HardwareModel hw;
+  hw.name = "cpu16";
+  hw.threads = 1;
+  hw.local_memory_managed = false;
+  hw.max_mem = 32768;
+  hw.vec_size = 16;
+  hw.vector_registers = 32;
+  hw.compute_units = 2;
+  hw.goal_groups = 8;
+  hw.peak_gflops = 384;
+  hw.mem_bandwidth_gbs = 20;
+  return hw;
+}
+
+int Relayouts(const compiler::CompiledProgram& c) {
+  int n = 0;
+  for (const auto& k : c.kernels) n += !k.spec.why.empty();
+  return n;
+}
+
+std::vector<Case> MixedCases() {
+  return {
+      Conv({1, 20, 9, 11}, {20, 20, 3, 3}, {{"R", "nChw16c"}}),                       // NCHW in, nChw16c out
+      Conv({1, 19, 7, 10}, {13, 19, 3, 3}, {{"D", "nhwc"}, {"R", "nChw8c"}}),          // NHWC in, nChw8c out
+      Conv({2, 17, 6, 5}, {20, 17, 3, 3}, {{"K", "OIhw16i16o"}}),                      // blocked weights, NCHW data
+      Conv({1, 21, 6, 7}, {12, 21, 3, 3}, {{"D", "nChw8c"}, {"R", "nChw8c"}}),         // nChw8c through
+      Conv({1, 18, 5, 9}, {11, 18, 3, 3}, {{"D", "nChw8c"}, {"R", "any"}}),            // any
+  };
+}
+
+void CheckMixed(const std::shared_ptr<hal::Device>& device, const std::string& target) {
+  for (bool relayout : {true, false})
+    for (const Case& c : MixedCases()) {
+      compiler::CompileOptions options;
+      options.layouts.relayout = relayout;
+      std::string what = fmt::format("{} relayout {} layouts", target, relayout);
+      for (const auto& [t, l] : c.layouts) what += fmt::format(" {}={}", t, l);
+      auto program = testing::CheckCase(device, c, options, what);
+      ASSERT_TRUE(program) << what;
+      EXPECT_FALSE(program->bound().Tensor("R").layout.any) << what;
+      if (!relayout) {
+        EXPECT_EQ(Relayouts(program->compiled()), 0) << what;
+      }
+    }
+}
+
+TEST(ChooseLayouts, MixedLayoutsMatchEvaluatorOnLlvm) { CheckMixed(hal::OpenDevice("llvm"), "llvm"); }
+
+TEST(ChooseLayouts, MixedLayoutsMatchEvaluatorOnOpenCl) {
+  auto device = testing::DeviceFor("opencl");
+  if (!device) GTEST_SKIP() << "no OpenCL device";
+  CheckMixed(device, "opencl");
+}
+
+// nChw8c in and out on 16 lanes: the kernel is estimated ~2x faster in
+// another layout, which pays for the relayouts: one is inserted, with its reason.
+TEST(ChooseLayouts, RelayoutWhereItPays) {
+  lang::Program bound = testing::BindCase(Conv({1, 64, 56, 56}, {64, 64, 3, 3}, {{"D", "nChw8c"}, {"R", "nChw8c"}}));
+  compiler::LayoutChoice choice = compiler::ChooseLayouts(bound, Cpu16());
+  ASSERT_FALSE(choice.why.empty());
+  EXPECT_NE(choice.why.begin()->second.find("why: estimated"), std::string::npos);
+  EXPECT_GT(choice.program.ops.size(), bound.ops.size());
+  EXPECT_EQ(choice.program.Tensor("R").layout, bound.Tensor("R").layout);  // the caller's layout stays
+  compiler::CompileOptions options;
+  options.hw = Cpu16();
+  compiler::CompiledProgram compiled = compiler::CompileProgram(bound, options);
+  EXPECT_GE(Relayouts(compiled), 1);
+  options.layouts.relayout = false;
+  EXPECT_EQ(Relayouts(compiler::CompileProgram(bound, options)), 0);
+}
+
+// Plain NCHW (56 of 64 lanes) and nChw16c: no form is 20% faster with relayouts.
+TEST(ChooseLayouts, NoRelayoutWhereItDoesNotPay) {
+  for (const char* layout : {"nchw", "nChw16c"}) {
+    lang::Program bound =
+        testing::BindCase(Conv({1, 64, 56, 56}, {64, 64, 3, 3}, {{"D", layout}, {"R", layout}}));
+    compiler::LayoutChoice choice = compiler::ChooseLayouts(bound, Cpu16());
+    EXPECT_TRUE(choice.why.empty()) << layout;
+    EXPECT_EQ(choice.program.ops.size(), bound.ops.size()) << layout;
+  }
+}
+
+TEST(ChooseLayouts, AnyResolvesToAConcreteLayout) {
+  lang::Program bound = testing::BindCase(Conv({1, 32, 10, 10}, {32, 32, 3, 3}, {{"R", "any"}}));
+  ASSERT_TRUE(bound.Tensor("R").layout.any);
+  compiler::LayoutChoice choice = compiler::ChooseLayouts(bound, Cpu16());
+  const lang::Layout& r = choice.program.Tensor("R").layout;
+  EXPECT_FALSE(r.any);
+  EXPECT_NE(lang::ToSpec(r), "any");
+  ASSERT_FALSE(choice.decisions.empty());
+  EXPECT_NE(choice.decisions[0].find("R: any -> "), std::string::npos) << choice.decisions[0];
+  // Off: row-major.
+  compiler::ChooseLayoutsOptions off;
+  off.relayout = false;
+  EXPECT_TRUE(compiler::ChooseLayouts(bound, Cpu16(), off).program.Tensor("R").layout.IsRowMajor({1, 32, 10, 10}));
+  // An elementwise-only program: an any result takes its operand's layout.
+  lang::Program add = lang::Bind(lang::Parse(MakeSource("t.tile", "function (A[N, C, H, W]) -> (B) { B = A + 1; }")),
+                                 {{"A", F32({1, 20, 3, 3})}}, {{"A", "nChw16c"}, {"B", "any"}});
+  EXPECT_EQ(lang::ToSpec(compiler::ChooseLayouts(add, Cpu16()).program.Tensor("B").layout), "nChw16c");
+}
+
+TEST(ChooseLayouts, AnyOnAnInputIsAUserError) {
+  try {
+    testing::BindCase(Conv({1, 4, 5, 5}, {4, 4, 3, 3}, {{"D", "any"}}));
+    FAIL() << "no error";
+  } catch (const UserError& e) {
+    EXPECT_NE(std::string(e.what()).find("input 'D'"), std::string::npos) << e.what();
+  }
+}
+
+// The C ABI: an output declared `any` reports the layout chosen, and the
+// run returns logical data.
+TEST(ChooseLayouts, CApiReportsTheChosenLayout) {
+  tilec_device device = nullptr;
+  ASSERT_EQ(tilec_device_open("llvm", &device, nullptr), TILEC_OK);
+  int64_t d_dims[] = {1, 18, 5, 6}, k_dims[] = {12, 18, 3, 3};
+  tilec_tensor_spec in[] = {{"D", TILEC_F32, 4, d_dims, "nChw8c"}, {"K", TILEC_F32, 4, k_dims, nullptr}};
+  tilec_layout_spec any{"R", "any"};
+  tilec_compile_options o{};
+  o.layouts = &any;
+  o.num_layouts = 1;
+  tilec_program p = nullptr;
+  tilec_error err = nullptr;
+  ASSERT_EQ(tilec_program_compile(device, kConvRelu, nullptr, in, 2, &o, &p, &err), TILEC_OK)
+      << (err ? tilec_error_message(err) : "");
+  tilec_tensor_info info{};
+  ASSERT_EQ(tilec_program_output(p, 0, &info, nullptr), TILEC_OK);
+  EXPECT_STREQ(info.name, "R");
+  std::string layout = info.layout;
+  EXPECT_NE(layout, "any");
+  EXPECT_FALSE(layout.empty());
+  tilec_program_release(p);
+  tilec_device_release(device);
+}
+
+}  // namespace
+}  // namespace tilec
