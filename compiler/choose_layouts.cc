@@ -156,26 +156,6 @@ struct Form {
   double total() const { return kernel_s + copy_s; }
 };
 
-ContractionOp CopyOp(const TensorDecl& src, const std::string& dst) {
-  ContractionOp c;
-  c.output = dst;
-  c.agg = lang::ast::AggOp::Assign;
-  c.comb = lang::ast::CombOp::None;
-  ContractionOp::Access in{src.name, {}};
-  for (int d = 0; d < src.shape.rank(); ++d) {
-    std::string var = fmt::format("i{}", d);
-    lang::Polynomial p;
-    p.terms[var] = lang::Rational(1);
-    c.output_index.push_back(p);
-    in.index.push_back(p);
-    c.index_vars.push_back(var);
-  }
-  std::sort(c.index_vars.begin(), c.index_vars.end());  // "i10" sorts before "i2"
-  for (const std::string& var : c.index_vars)
-    c.bounds.push_back({0, src.shape.dims[std::stoi(var.substr(1))] - 1});
-  c.inputs.push_back(std::move(in));
-  return c;
-}
 
 double CopySeconds(const Program& base, const TensorDecl& src, const Layout& to, const HardwareModel& hw) {
   double s = (Bytes(src, src.layout) + Bytes(src, to)) / (hw.mem_bandwidth_gbs * 1e9);
@@ -186,7 +166,7 @@ double CopySeconds(const Program& base, const TensorDecl& src, const Layout& to,
   dst.name = src.name + "_copy";
   dst.layout = to;
   p.tensors[dst.name] = dst;
-  return TryFlatten(p, CopyOp(src, dst.name)) ? s : kDirectSlowdown * s;
+  return TryFlatten(p, lang::IdentityCopy(src, dst.name)) ? s : kDirectSlowdown * s;
 }
 
 class Chooser {
@@ -393,7 +373,7 @@ class Chooser {
       Record(copy);
       for (size_t j : group) Rename(P().ops[j], t.name, copy.name);
       if (!stored[m]) continue;
-      after_[last].push_back(CopyOp(copy, t.name));
+      after_[last].push_back(lang::IdentityCopy(copy, t.name));
       out_.why[t.name] = why;
       out_.decisions.push_back(fmt::format("{}: computed in {} as {}, relayouted into {}; {}", t.name, Spec(x),
                                            copy.name, Spec(t.layout), why));
@@ -414,7 +394,7 @@ class Chooser {
         copy.layout = *y;
         P().tensors[copy.name] = copy;
         Record(copy);
-        before_[i].push_back(CopyOp(t, copy.name));
+        before_[i].push_back(lang::IdentityCopy(t, copy.name));
         out_.why[copy.name] = why;
         out_.decisions.push_back(fmt::format("{}: relayouted from {} into {} as {} for {}; {}", t.name,
                                              Spec(t.layout), Spec(*y), copy.name, c.output, why));

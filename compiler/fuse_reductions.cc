@@ -101,19 +101,6 @@ bool Fits(const Program& program, const ElementwiseOp& e, const RowSpace& space)
   return true;
 }
 
-std::vector<std::string> Reads(const lang::Op& op) {
-  std::vector<std::string> r;
-  if (auto* c = std::get_if<ContractionOp>(&op)) {
-    for (const auto& a : c->inputs) r.push_back(a.tensor);
-    if (c->default_tensor) r.push_back(*c->default_tensor);
-  } else if (auto* e = std::get_if<ElementwiseOp>(&op)) {
-    for (const auto& o : e->operands)
-      if (o.is_tensor) r.push_back(o.tensor);
-  } else {
-    for (const auto& t : std::get<lang::SpecialOp>(op).inputs) r.push_back(t);
-  }
-  return r;
-}
 
 std::string OutputOf(const lang::Op& op) {
   if (auto* c = std::get_if<ContractionOp>(&op)) return c->output;
@@ -124,7 +111,7 @@ class Grouper {
  public:
   Grouper(const Program& p, int64_t max_row_bytes) : program_(p), max_row_bytes_(max_row_bytes) {
     for (size_t i = 0; i < p.ops.size(); ++i)
-      for (const std::string& t : Reads(p.ops[i])) readers_[t].push_back(i);
+      for (const std::string& t : lang::Reads(p.ops[i])) readers_[t].push_back(i);
   }
 
   std::vector<FusedRowGroup> Run() {
@@ -194,7 +181,7 @@ class Grouper {
     for (size_t i : ops_) {
       const lang::Op& op = program_.ops[i];
       k.row_group.ops.push_back(op);
-      for (const std::string& t : Reads(op))
+      for (const std::string& t : lang::Reads(op))
         if (!computed.count(t) && seen_inputs.insert(t).second) {
           k.inputs.push_back(t);
           row_share(program_.Tensor(t));

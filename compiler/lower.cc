@@ -217,7 +217,7 @@ class Lowerer {
   Lowerer(const Program& p, const LowerOptions& o) : extended_(p), program_(extended_), options_(o) {
     for (const std::string& in : p.inputs) available_.insert(in);
     for (size_t i = 0; i < p.ops.size(); ++i)
-      for (const std::string& t : Reads(p.ops[i])) readers_[t].push_back(i);
+      for (const std::string& t : lang::Reads(p.ops[i])) readers_[t].push_back(i);
     outputs_.insert(p.outputs.begin(), p.outputs.end());
     PropagateLayouts();
   }
@@ -250,19 +250,6 @@ class Lowerer {
   }
 
  private:
-  static std::vector<std::string> Reads(const lang::Op& op) {
-    std::vector<std::string> r;
-    if (auto* c = std::get_if<ContractionOp>(&op)) {
-      for (const auto& a : c->inputs) r.push_back(a.tensor);
-      if (c->default_tensor) r.push_back(*c->default_tensor);
-    } else if (auto* e = std::get_if<ElementwiseOp>(&op)) {
-      for (const auto& o : e->operands)
-        if (o.is_tensor) r.push_back(o.tensor);
-    } else {
-      for (const auto& t : std::get<SpecialOp>(op).inputs) r.push_back(t);
-    }
-    return r;
-  }
 
   void EmitRowGroup(FusedRowGroup g) {
     for (size_t j : g.ops) done_[j] = true;
@@ -682,23 +669,7 @@ class Lowerer {
     plan_.new_tensors.push_back(copy);
     copies_[key] = copy.name;
 
-    ContractionOp c;
-    c.output = copy.name;
-    c.agg = lang::ast::AggOp::Assign;
-    c.comb = lang::ast::CombOp::None;
-    ContractionOp::Access in{t.name, {}};
-    for (int d = 0; d < t.shape.rank(); ++d) {
-      std::string var = fmt::format("i{}", d);
-      lang::Polynomial p;
-      p.terms[var] = lang::Rational(1);
-      c.output_index.push_back(p);
-      in.index.push_back(p);
-      c.index_vars.push_back(var);
-    }
-    std::sort(c.index_vars.begin(), c.index_vars.end());  // "i10" sorts before "i2"
-    for (const std::string& var : c.index_vars)
-      c.bounds.push_back({0, t.shape.dims[std::stoi(var.substr(1))] - 1});
-    c.inputs.push_back(in);
+    ContractionOp c = lang::IdentityCopy(t, copy.name);
     std::string comment = fmt::format("{} = copy of {} {}", copy.name, t.name, how);
     std::optional<FlatContraction> flat = TryFlatten(extended_, c);
     if (!flat) {

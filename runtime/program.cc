@@ -57,6 +57,14 @@ class Program::Pool {
     free_.push_back(std::move(set));
   }
 
+  // A set taken for one run, given back however the run ends.
+  struct Lease {
+    Pool& pool;
+    std::unique_ptr<BufferSet> set;
+    explicit Lease(Pool& p) : pool(p), set(p.Take()) {}
+    ~Lease() { pool.Give(std::move(set)); }
+  };
+
  private:
   std::mutex mutex_;
   std::vector<std::unique_ptr<BufferSet>> free_;
@@ -189,11 +197,7 @@ void Program::RunInPlace(std::span<void* const> data) {
   const lang::Program& prog = compiled_.program;
   size_t num_in = prog.inputs.size(), n = num_in + prog.outputs.size();
   TILEC_CHECK(data.size() == n, "RunInPlace with {} pointers for {} tensors", data.size(), n);
-  struct Lease {
-    Pool& pool;
-    std::unique_ptr<BufferSet> set;
-    ~Lease() { pool.Give(std::move(set)); }
-  } lease{*pool_, pool_->Take()};
+  Pool::Lease lease(*pool_);
   BufferSet& set = *lease.set;
   set.wrappers.resize(n);
   set.slots.assign(slot_names_.size(), nullptr);
@@ -244,12 +248,7 @@ void Program::RunOn(std::span<const HostView> inputs, std::span<const HostView> 
               !is_input);
   }
 
-  // The pooled set goes back to the pool however the run ends.
-  struct Lease {
-    Pool& pool;
-    std::unique_ptr<BufferSet> set;
-    ~Lease() { pool.Give(std::move(set)); }
-  } lease{*pool_, pool_->Take()};
+  Pool::Lease lease(*pool_);
   BufferSet& set = *lease.set;
 
   std::vector<hal::DeviceBuffer*> slots(slot_names_.size(), nullptr);

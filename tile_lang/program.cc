@@ -4,6 +4,7 @@
 
 #include <cmath>
 #include <cstdint>
+#include <algorithm>
 #include <limits>
 
 #include "support/error.h"
@@ -281,6 +282,41 @@ const TensorDecl& Program::Tensor(const std::string& name) const {
   auto it = tensors.find(name);
   TILEC_CHECK(it != tensors.end(), "program has no tensor '{}'", name);
   return it->second;
+}
+
+std::vector<std::string> Reads(const Op& op) {
+  std::vector<std::string> r;
+  if (auto* c = std::get_if<ContractionOp>(&op)) {
+    for (const auto& a : c->inputs) r.push_back(a.tensor);
+    if (c->default_tensor) r.push_back(*c->default_tensor);
+  } else if (auto* e = std::get_if<ElementwiseOp>(&op)) {
+    for (const auto& o : e->operands)
+      if (o.is_tensor) r.push_back(o.tensor);
+  } else {
+    for (const auto& t : std::get<SpecialOp>(op).inputs) r.push_back(t);
+  }
+  return r;
+}
+
+ContractionOp IdentityCopy(const TensorDecl& src, const std::string& dst) {
+  ContractionOp c;
+  c.output = dst;
+  c.agg = ast::AggOp::Assign;
+  c.comb = ast::CombOp::None;
+  ContractionOp::Access in{src.name, {}};
+  for (int d = 0; d < src.shape.rank(); ++d) {
+    std::string var = fmt::format("i{}", d);
+    Polynomial p;
+    p.terms[var] = Rational(1);
+    c.output_index.push_back(p);
+    in.index.push_back(p);
+    c.index_vars.push_back(var);
+  }
+  std::sort(c.index_vars.begin(), c.index_vars.end());  // "i10" sorts before "i2"
+  for (const std::string& var : c.index_vars)
+    c.bounds.push_back({0, src.shape.dims[std::stoi(var.substr(1))] - 1});
+  c.inputs.push_back(std::move(in));
+  return c;
 }
 
 std::string ToString(const Program& p) {

@@ -195,6 +195,14 @@ struct SpecialOp {
 
 using Op = std::variant<ContractionOp, ElementwiseOp, SpecialOp>;
 
+// The tensors `op` reads (a contraction's inputs and default tensor, an
+// elementwise op's tensor operands, a special op's inputs), in order.
+std::vector<std::string> Reads(const Op& op);
+
+// `dst[i0, i1, …] = =(src[i0, i1, …])`: an identity copy of `src` into a
+// tensor of the same shape (whose layout may differ: a relayout).
+ContractionOp IdentityCopy(const TensorDecl& src, const std::string& dst);
+
 struct Program {
   SourceFilePtr source;
   std::vector<std::string> inputs;            // in signature order
