@@ -318,8 +318,10 @@ class SpecialGen {
       int64_t den = p.constant.den;
       for (const auto& [v, c] : p.terms) den = std::lcm(den, c.den);
       double m = std::fabs(static_cast<double>(p.constant.num) * static_cast<double>(den / p.constant.den));
+      // Each scaled coefficient is a constant of the code even where its
+      // variable's range is empty (max 1).
       for (const auto& [v, c] : p.terms)
-        m += std::fabs(static_cast<double>(c.num) * static_cast<double>(den / c.den)) * var_max.at(v);
+        m += std::fabs(static_cast<double>(c.num) * static_cast<double>(den / c.den)) * std::max(var_max.at(v), 1.0);
       biggest = std::max({biggest, m, limit * static_cast<double>(den)});
     };
     const lang::TensorDecl& out = program_.Tensor(op.output);
