@@ -123,14 +123,15 @@ class Grouper {
           Close();
           continue;
         }
-        if (!space_ || !(*space_ == *s)) {
+        if (!has_space_ || !(space_ == *s)) {
           Close();
-          space_ = s;
+          space_ = *s;
+          has_space_ = true;
         }
         ops_.push_back(i);
         reductions_++;
       } else if (auto* e = std::get_if<ElementwiseOp>(&op)) {
-        if (space_ && Fits(program_, *e, *space_)) {
+        if (has_space_ && Fits(program_, *e, space_)) {
           ops_.push_back(i);
           continue;
         }
@@ -142,7 +143,8 @@ class Grouper {
           s.rows.assign(out.shape.dims.begin(), out.shape.dims.end() - 1);
           s.length = out.shape.dims.back();
           if (Fits(program_, *e, s)) {
-            space_ = s;
+            space_ = std::move(s);
+            has_space_ = true;
             ops_.push_back(i);
           }
         }
@@ -156,8 +158,8 @@ class Grouper {
 
  private:
   void Close() {
-    if (space_ && reductions_ > 0) Emit();
-    space_.reset();
+    if (has_space_ && reductions_ > 0) Emit();
+    has_space_ = false;
     ops_.clear();
     reductions_ = 0;
   }
@@ -170,13 +172,13 @@ class Grouper {
     g.ops = ops_;
     KernelSpec& k = g.kernel;
     k.kind = KernelKind::RowGroup;
-    k.row_group.rows = space_->rows;
-    k.row_group.length = space_->length;
+    k.row_group.rows = space_.rows;
+    k.row_group.length = space_.length;
     std::set<std::string> seen_inputs;
     int64_t row_bytes = 0;
     auto row_share = [&](const TensorDecl& t) {
-      if (!t.shape.dims.empty() && t.shape.dims.back() == space_->length)
-        row_bytes += space_->length * std::max(1, lang::BitWidth(t.shape.dtype) / 8);
+      if (!t.shape.dims.empty() && t.shape.dims.back() == space_.length)
+        row_bytes += space_.length * std::max(1, lang::BitWidth(t.shape.dtype) / 8);
     };
     for (size_t i : ops_) {
       const lang::Op& op = program_.ops[i];
@@ -196,21 +198,22 @@ class Grouper {
       }
     }
     if (row_bytes > max_row_bytes_) return;  // the passes would re-read memory
-    for (int64_t r : space_->rows)
+    for (int64_t r : space_.rows)
       if (r < 1) return;  // nothing to compute
     std::vector<std::string> names;
     for (size_t i : ops_) names.push_back(OutputOf(program_.ops[i]));
     k.flat.comment = fmt::format("row group {}", fmt::join(names, ", "));
-    for (size_t d = 0; d < space_->rows.size(); ++d)
-      k.flat.indices.push_back({fmt::format("i{}", d), space_->rows[d]});
-    k.flat.indices.push_back({"row", space_->length});
+    for (size_t d = 0; d < space_.rows.size(); ++d)
+      k.flat.indices.push_back({fmt::format("i{}", d), space_.rows[d]});
+    k.flat.indices.push_back({"row", space_.length});
     groups_.push_back(std::move(g));
   }
 
   const Program& program_;
   int64_t max_row_bytes_;
   std::map<std::string, std::vector<size_t>> readers_;
-  std::optional<RowSpace> space_;
+  RowSpace space_;
+  bool has_space_ = false;  // space_ holds the open group's row space
   std::vector<size_t> ops_;
   int reductions_ = 0;
   std::vector<FusedRowGroup> groups_;
