@@ -288,18 +288,16 @@ bool KeyMatches(PyObject* obj, const ArgKey& want, void** data) {
   if (!dtype || dtype.ptr() != want.dtype) return PyErr_Clear(), false;
   py::object is_cpu = attr(ds.is_cpu);
   if (!is_cpu || is_cpu.ptr() != Py_True) return PyErr_Clear(), false;
-  py::object shape = attr(ds.shape);
-  if (!shape || !PyTuple_Check(shape.ptr()) ||
-      PyTuple_GET_SIZE(shape.ptr()) != static_cast<Py_ssize_t>(want.dims.size()))
-    return PyErr_Clear(), false;
-  for (size_t d = 0; d < want.dims.size(); ++d)
-    if (PyLong_AsLongLong(PyTuple_GET_ITEM(shape.ptr(), d)) != want.dims[d]) return PyErr_Clear(), false;
-  py::object stride = call(ds.stride);
-  if (!stride || !PyTuple_Check(stride.ptr()) ||
-      PyTuple_GET_SIZE(stride.ptr()) != static_cast<Py_ssize_t>(want.strides.size()))
-    return PyErr_Clear(), false;
-  for (size_t d = 0; d < want.strides.size(); ++d)
-    if (PyLong_AsLongLong(PyTuple_GET_ITEM(stride.ptr(), d)) != want.strides[d]) return PyErr_Clear(), false;
+  // A tuple of ints equal to `v`.
+  auto same = [](const py::object& t, const auto& v) {
+    if (!t || !PyTuple_Check(t.ptr()) || PyTuple_GET_SIZE(t.ptr()) != static_cast<Py_ssize_t>(v.size()))
+      return false;
+    for (size_t d = 0; d < v.size(); ++d)
+      if (PyLong_AsLongLong(PyTuple_GET_ITEM(t.ptr(), d)) != v[d]) return false;
+    return true;
+  };
+  if (!same(attr(ds.shape), want.dims)) return PyErr_Clear(), false;
+  if (!same(call(ds.stride), want.strides)) return PyErr_Clear(), false;
   py::object ptr = call(ds.data_ptr);
   if (!ptr) return PyErr_Clear(), false;
   *data = PyLong_AsVoidPtr(ptr.ptr());

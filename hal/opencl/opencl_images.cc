@@ -4,18 +4,11 @@
 
 #include <algorithm>
 
+#include "hal/opencl/opencl_info.h"
 #include "support/error.h"
 
 namespace tilec::hal::opencl {
 namespace {
-
-template <typename T>
-T DeviceValue(cl_device_id device, cl_device_info what, const char* name) {
-  T value{};
-  cl_int status = clGetDeviceInfo(device, what, sizeof(T), &value, nullptr);
-  if (status != CL_SUCCESS) ThrowClError("clGetDeviceInfo", status, name);
-  return value;
-}
 
 cl_image_format Format(lang::DataType dtype) {
   return cl_image_format{CL_RGBA, static_cast<cl_channel_type>(dtype == lang::DataType::F16 ? CL_HALF_FLOAT : CL_FLOAT)};

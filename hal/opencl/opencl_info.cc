@@ -54,14 +54,6 @@ std::string DeviceString(cl_device_id device, cl_device_info what, const char* w
   return Trim(std::move(value));
 }
 
-template <typename T>
-T DeviceValue(cl_device_id device, cl_device_info what, const char* what_name) {
-  T value{};
-  cl_int status = clGetDeviceInfo(device, what, sizeof(T), &value, nullptr);
-  if (status != CL_SUCCESS) ThrowClError("clGetDeviceInfo", status, what_name);
-  return value;
-}
-
 #define TILEC_DEVICE_STRING(device, what) DeviceString(device, what, #what)
 #define TILEC_DEVICE_VALUE(T, device, what) DeviceValue<T>(device, what, #what)
 #define TILEC_PLATFORM_STRING(platform, what) PlatformString(platform, what, #what)

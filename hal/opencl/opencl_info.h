@@ -16,6 +16,16 @@
 
 namespace tilec::hal::opencl {
 
+// One fixed-size clGetDeviceInfo value; a DeviceError naming `what_name`
+// when the query fails.
+template <typename T>
+T DeviceValue(cl_device_id device, cl_device_info what, const char* what_name) {
+  T value{};
+  cl_int status = clGetDeviceInfo(device, what, sizeof(T), &value, nullptr);
+  if (status != CL_SUCCESS) ThrowClError("clGetDeviceInfo", status, what_name);
+  return value;
+}
+
 struct DeviceDesc {
   std::string id;  // "opencl:P:D"
   int platform_index = 0;

@@ -14,8 +14,7 @@ namespace {
 using testing::Case;
 using testing::F32;
 using testing::F64;
-
-lang::Shape Of(lang::DataType t, std::vector<int64_t> dims) { return {t, std::move(dims)}; }
+using testing::Of;
 
 class CpuForms : public ::testing::TestWithParam<std::string> {
  protected:

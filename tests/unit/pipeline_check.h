@@ -33,6 +33,7 @@ struct Case {
 };
 
 inline lang::Shape F32(std::vector<int64_t> dims) { return {lang::DataType::F32, std::move(dims)}; }
+inline lang::Shape Of(lang::DataType t, std::vector<int64_t> dims) { return {t, std::move(dims)}; }
 inline lang::Shape F64(std::vector<int64_t> dims) { return {lang::DataType::F64, std::move(dims)}; }
 
 // The first device with an id starting with `prefix`, opened once; null if

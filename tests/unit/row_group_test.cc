@@ -16,8 +16,7 @@ namespace {
 using testing::Case;
 using testing::F32;
 using testing::F64;
-
-lang::Shape Of(lang::DataType t, std::vector<int64_t> dims) { return {t, std::move(dims)}; }
+using testing::Of;
 
 const char* kSoftmax = R"(function (X[N, D]) -> (Y) {
   M[i, 0 : N, 1] = >(X[i, j]);
