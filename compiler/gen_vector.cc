@@ -56,7 +56,9 @@ std::optional<GeneratedKernel> VecGen::Run() {
   pos_.assign(flat_.num_indices(), nullptr);
   DeclarePositions(top);
   if (Masked()) DeclareLanes(top);
-  if (contraction_) {
+  if (Chunked()) {
+    EmitChunked(top);  // the blocks, the reduction in chunks, the stores
+  } else if (contraction_) {
     for (int pp = 0; pp < pb_; ++pp)
       for (int vv = 0; vv < nv_; ++vv)
         top.push_back(_Declare(VecType(), AccName(pp, vv), Identity()));
@@ -68,16 +70,12 @@ std::optional<GeneratedKernel> VecGen::Run() {
     else top.push_back(Compute(true));
   }
   // The stores: whole vectors, or masked in the block with v's tail.
-  if (VTail())
-    top.push_back(_If(Pos(v_) + VSpan() <= flat_.indices[v_].range, Epilogues(false),
-                      Epilogues(true)));
-  else
-    top.push_back(Epilogues(false));
+  if (!Chunked()) top.push_back(Stores());
   out.function.body = _Block(std::move(top));
   out.function.work_group_size = std::array<int64_t, 3>{1, 1, 1};
   out.local = {1, 1, 1};
-  out.global = v_outer_ ? std::array<int64_t, 3>{pblocks_, grid_items_, vblocks_}
-                        : std::array<int64_t, 3>{pblocks_, vblocks_, grid_items_};
+  out.global = v_outer_ ? std::array<int64_t, 3>{PGroups(), grid_items_, vblocks_}
+                        : std::array<int64_t, 3>{PGroups(), vblocks_, grid_items_};
   out.vector_plan = PlanText();
   return out;
 }
@@ -188,7 +186,8 @@ bool VecGen::Plan() {
     if (rows_ > 0) budget = rows_;  // forced (CodegenOptions::vector_rows)
     int64_t range_p = flat_.indices[p_].range;
     budget = std::min(budget, range_p);
-    int64_t least = std::min<int64_t>(budget, (12 + nv_ - 1) / nv_);
+    // Forced rows are taken as they are.
+    int64_t least = rows_ > 0 ? budget : std::min<int64_t>(budget, (12 + nv_ - 1) / nv_);
     int64_t best = budget, best_padded = INT64_MAX;
     for (int64_t b = budget; b >= least; --b) {
       int64_t padded = (range_p + b - 1) / b * b;
@@ -273,6 +272,7 @@ bool VecGen::Plan() {
     std::stable_partition(grid_.begin(), grid_.end(), [&](int i) { return !moves_panel_only(i); });
     v_outer_ = vblocks_ > 1 && grid_items_ > 1;
   }
+  PlanChunks();
   return true;
 }
 
@@ -361,17 +361,24 @@ std::string VecGen::PlanText() const {
   std::string p_name = p_ >= 0 ? flat_.indices[p_].name : std::string("-");
   std::string rest = grid.empty() ? std::string("-") : fmt::format("{}", fmt::join(grid, ", "));
   const std::string& v_name = flat_.indices[q_ >= 0 ? q_ : v_].name;
+  std::string p_blocks = Chunked() ? fmt::format("{} {} blocks", sb_, p_name) : p_name + " block";
   if (v_outer_)
-    s += fmt::format("Grid: {} x {} x {} work items (one per {} block, {}, {} block: outermost)\n",
-                     pblocks_, grid_items_, vblocks_, p_name, rest, v_name);
+    s += fmt::format("Grid: {} x {} x {} work items (one per {}, {}, {} block: outermost)\n",
+                     PGroups(), grid_items_, vblocks_, p_blocks, rest, v_name);
   else
-    s += fmt::format("Grid: {} x {} x {} work items (one per {} block, {} block, {})\n", pblocks_,
-                     vblocks_, grid_items_, p_name, v_name, rest);
+    s += fmt::format("Grid: {} x {} x {} work items (one per {}, {} block, {})\n", PGroups(),
+                     vblocks_, grid_items_, p_blocks, v_name, rest);
   if (contraction_) {
     std::vector<std::string> reds;
     for (int r : reductions_) reds.push_back(flat_.indices[r].name);
     s += fmt::format("Reduction loops: {}\n", reds.empty() ? std::string("-")
                                                          : fmt::format("{}", fmt::join(reds, ", ")));
+    if (Chunked()) {
+      std::vector<std::string> outer(reds.begin(), reds.begin() + chunk_levels_);
+      if (chunk_split_ > 0) outer.push_back(fmt::format("{}/{}", reds[chunk_levels_], chunk_split_));
+      s += fmt::format("Reduction chunks: {} ({} KB of vector inputs each; {} blocks' accumulators in memory)\n",
+                       fmt::join(outer, ", "), (chunk_bytes_ + 1023) / 1024, sb_);
+    }
     std::vector<std::string> kinds;
     for (int a = 1; a <= flat_.num_inputs; ++a)
       kinds.push_back(fmt::format("{} {}", flat_.accesses[a].tensor,

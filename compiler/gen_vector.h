@@ -136,8 +136,37 @@ class VecGen {
   // masked-off lanes are not read, so need no clamp).
   Expr LoadInput(int a, int pp, int vv, bool clamp);
 
-  // The loop nest over the reductions with the accumulator updates.
-  Stmt Compute(bool checks);
+  // The loop nest over the reductions at levels [first, last] with the
+  // accumulator updates (the levels before `first` are chunk loops around
+  // it: their positions are set).
+  Stmt Compute(bool checks, int first = 0);
+
+  // `inner` in the reduction loops at levels [from, to] (constraints that
+  // bound a level's loop bound it); at a split level (chunk_split_) the
+  // loop runs over the inner part only. `no_unroll_last`: the innermost
+  // level is not unrolled (see Compute).
+  Stmt ReductionLoops(int from, int to, Stmt inner, bool no_unroll_last);
+
+  // --- Reduction chunks (gen_vector_chunks.cc) -------------------------------
+
+  // A work item whose vector inputs' panel over all reductions is larger
+  // than L1 (every block re-reads it from L2) covers SB blocks of p instead
+  // and walks the reduction in chunks that fit L1: for each chunk, each
+  // block's accumulators are loaded from a private array, updated over the
+  // chunk and stored back; the post-ops and stores follow the last chunk.
+  void PlanChunks();
+  bool Chunked() const { return sb_ > 1; }
+  // The body of a chunked work item (instead of the accumulators, Compute
+  // and Epilogues of Run).
+  void EmitChunked(std::vector<Stmt>& top);
+  // Sets p's position to block s of the work item (a Stmt assigning it).
+  Stmt SetBlock(Expr s) const;
+  // Launch dimension 0: p blocks, or groups of SB of them.
+  int64_t PGroups() const { return Chunked() ? (pblocks_ + sb_ - 1) / sb_ : pblocks_; }
+
+  // Post-ops and stores of the block: whole vectors, or masked in the
+  // block with v's tail.
+  Stmt Stores();
 
   // Post-ops and stores of every block row; `masked`: the block with v's
   // tail (its lanes past the range are neither read nor written).
@@ -172,6 +201,16 @@ class VecGen {
   std::vector<Expr> params_;
   std::vector<Expr> pos_;  // current value of each index (null: not in scope)
   std::vector<Expr> masks_;  // per vector: its lane mask in the slow path (empty: none)
+
+  // Reduction chunks (PlanChunks): SB > 1 blocks of p per work item; the
+  // reduction levels [0, chunk_levels_) are loops around the blocks, and
+  // with chunk_split_ > 0 level chunk_levels_ is split in two: its outer
+  // part (range / chunk_split_ values) is a chunk loop too, its inner part
+  // (chunk_split_ values) stays inside.
+  int sb_ = 1;
+  int chunk_levels_ = 0;
+  int64_t chunk_split_ = 0;
+  int64_t chunk_bytes_ = 0;  // vector-input bytes one chunk reads
 };
 
 }  // namespace tilec::compiler::vector_form

@@ -26,8 +26,9 @@ void VecGen::DeclarePositions(std::vector<Stmt>& top) {
   // Dimension 0 (the fastest on CPU devices) walks the p blocks, so
   // consecutive work items reuse the same vector-input panel in cache.
   if (p_ >= 0) {
-    Expr start = _Index(sem::ThreadIndexKind::GroupId, 0) * int64_t{pb_};
-    if (p_shift_) start = _Min(start, I(flat_.indices[p_].range - pb_));
+    // Chunked: SB blocks per work item, the position set per block (SetBlock).
+    Expr start = _Index(sem::ThreadIndexKind::GroupId, 0) * (int64_t{pb_} * sb_);
+    if (p_shift_ && !Chunked()) start = _Min(start, I(flat_.indices[p_].range - pb_));
     declare(p_, start);
   }
   Expr vblock = _Index(sem::ThreadIndexKind::GroupId, v_outer_ ? 2 : 1);
@@ -134,11 +135,16 @@ Expr VecGen::LoadInput(int a, int pp, int vv, bool clamp) {
   return v;
 }
 
-Stmt VecGen::Compute(bool checks) {
-  for (int r : reductions_) pos_[r] = _Var(names_[r], Type::Index());
+Stmt VecGen::Compute(bool checks, int first) {
+  for (size_t k = first; k < reductions_.size(); ++k) {
+    int r = reductions_[k];
+    pos_[r] = _Var(names_[r], Type::Index());
+    if (static_cast<int>(k) == chunk_levels_ && chunk_split_ > 0)  // outer part * split + inner part
+      pos_[r] = _Var(names_[r] + "_o", Type::Index()) * chunk_split_ + _Var(names_[r] + "_i", Type::Index());
+  }
   // Position of the innermost constrained reduction loop (guards go in it).
-  int guard_level = -1;
-  for (size_t k = 0; k < reductions_.size(); ++k)
+  int guard_level = first - 1;
+  for (size_t k = first; k < reductions_.size(); ++k)
     if (Constrained(reductions_[k])) guard_level = static_cast<int>(k);
   std::vector<Expr> ok(pb_);
   std::vector<Stmt> guards, masks;
@@ -219,10 +225,41 @@ Stmt VecGen::Compute(bool checks) {
     return all;
   };
   int last = static_cast<int>(reductions_.size()) - 1;
-  // Wraps `inner` in the reduction loops at levels [from, to].
-  auto loops = [&](int from, int to, Stmt inner) {
-    for (int k = to; k >= from; --k) {
-      int r = reductions_[k];
+  // The body is a register block already: unrolled (LLVM unrolls a loop of
+  // 3 input channels whole), the loads of every iteration are scheduled
+  // together and spill (conv 7x7/2 on 3 channels: 2.4 ms unrolled vs 1.2 ms).
+  bool no_unroll = int64_t{pb_} * nv_ >= 8;
+  auto loops = [&](int from, int to, Stmt inner) { return ReductionLoops(from, to, std::move(inner), no_unroll); };
+  Stmt nest;
+  if (guards.empty() && masks.empty()) {
+    nest = loops(first, last, make_body(false));
+  } else {
+    // Where every row is valid (most of a border block), the loops below
+    // run without guards.
+    for (Stmt& m : masks) guards.push_back(std::move(m));
+    if (!any_ok) {
+      guards.push_back(loops(guard_level + 1, last, make_body(false)));
+    } else {
+      Expr all;
+      for (const Expr& e : ok)
+        if (e) all = And(all, e);
+      guards.push_back(_If(all, loops(guard_level + 1, last, make_body(false)),
+                           loops(guard_level + 1, last, make_body(true))));
+    }
+    nest = loops(first, guard_level, _Block(std::move(guards)));
+  }
+  for (size_t k = first; k < reductions_.size(); ++k) pos_[reductions_[k]] = nullptr;
+  masks_.clear();
+  return nest;
+}
+
+Stmt VecGen::ReductionLoops(int from, int to, Stmt inner, bool no_unroll_last) {
+  int last = static_cast<int>(reductions_.size()) - 1;
+  for (int k = to; k >= from; --k) {
+    int r = reductions_[k];
+    if (k == chunk_levels_ && chunk_split_ > 0) {  // the inner part of a split level
+      inner = _For(names_[r] + "_i", I(0), I(chunk_split_), 1, inner);
+    } else {
       Expr begin = I(0), end = I(flat_.indices[r].range);
       for (size_t n = 0; n < flat_.constraints.size(); ++n) {
         if (bound_inner_[n] != r) continue;
@@ -237,35 +274,15 @@ Stmt VecGen::Compute(bool checks) {
           begin = _Max(begin, rest - I(c.rhs));
       }
       inner = _For(names_[r], begin, end, 1, inner);
-      // The body is a register block already: unrolled (LLVM unrolls a
-      // loop of 3 input channels whole), the loads of every iteration are
-      // scheduled together and spill (conv 7x7/2 on 3 channels: 2.4 ms
-      // unrolled vs 1.2 ms).
-      if (k == last && int64_t{pb_} * nv_ >= 8) inner = _NoUnroll(inner);
     }
-    return inner;
-  };
-  Stmt nest;
-  if (guards.empty() && masks.empty()) {
-    nest = loops(0, last, make_body(false));
-  } else {
-    // Where every row is valid (most of a border block), the loops below
-    // run without guards.
-    for (Stmt& m : masks) guards.push_back(std::move(m));
-    if (!any_ok) {
-      guards.push_back(loops(guard_level + 1, last, make_body(false)));
-    } else {
-      Expr all;
-      for (const Expr& e : ok)
-        if (e) all = And(all, e);
-      guards.push_back(_If(all, loops(guard_level + 1, last, make_body(false)),
-                           loops(guard_level + 1, last, make_body(true))));
-    }
-    nest = loops(0, guard_level, _Block(std::move(guards)));
+    if (k == last && no_unroll_last) inner = _NoUnroll(inner);
   }
-  for (int r : reductions_) pos_[r] = nullptr;
-  masks_.clear();
-  return nest;
+  return inner;
+}
+
+Stmt VecGen::Stores() {
+  if (!VTail()) return Epilogues(false);
+  return _If(Pos(v_) + VSpan() <= flat_.indices[v_].range, Epilogues(false), Epilogues(true));
 }
 
 Stmt VecGen::Epilogues(bool masked) {

@@ -178,6 +178,16 @@ TEST(LlvmPipeline, VectorFormMaskedTails) {
   }
 }
 
+TEST(LlvmPipeline, VectorFormReductionChunks) {
+  compiler::CompileOptions o;
+  o.layouts.relayout = false;  // the form of these layouts, not of relayouts into others
+  for (const auto& [c, expect] : testing::ChunkCases()) {
+    auto program = Check(c, {false, 1}, o, expect);
+    std::string plans = testing::VectorPlans(*program);
+    EXPECT_NE(plans.find(expect), std::string::npos) << plans;
+  }
+}
+
 TEST(LlvmPipeline, ReductionsAndUnreached) {
   Case c = testing::ReductionsCase();
   for (const Form& f : {Form{false, 1}, Form{false, 1, false}, Form{true, 16}})

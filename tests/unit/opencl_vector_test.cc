@@ -176,6 +176,20 @@ TEST(OpenClVector, MaskedTails) {
   }
 }
 
+TEST(OpenClVector, ReductionChunks) {
+  // The blocks' accumulators in a private array of vectors in OpenCL C.
+  auto device = testing::DeviceFor("opencl");
+  if (!device) GTEST_SKIP() << "no OpenCL device";
+  compiler::CompileOptions o;
+  o.use_local = false;
+  o.layouts.relayout = false;
+  for (const auto& [c, expect] : testing::ChunkCases()) {
+    auto program = testing::CheckCase(device, c, o, expect);
+    std::string plans = testing::VectorPlans(*program);
+    EXPECT_NE(plans.find(expect), std::string::npos) << plans;
+  }
+}
+
 TEST(OpenClVector, FallsBackWhereItDoesNotFit) {
   // A max with a constraint (an output element might not be reached) is not
   // in the vector form; without one it is (cpu_forms_test).

@@ -115,4 +115,27 @@ inline std::vector<std::pair<Case, std::string>> MaskedTailCases() {
   };
 }
 
+// The vector form's reduction chunks (gen_vector_chunks.cc): vector-input
+// panels far larger than any L1 (so every CPU model chunks them), sizes no
+// block divides, each with the text its vector plan must contain.
+inline std::vector<std::pair<Case, std::string>> ChunkCases() {
+  return {
+      // "Same" conv + ReLU, 64 -> 61 channels (a masked tail), Y = 29 (the
+      // last block shifted back), the padding constraints checked per chunk
+      // of (i, j); 5 x-rows keep few work items, so some have fewer blocks.
+      {{kConvRelu, {{"D", F32({1, 5, 29, 64})}, {"K", F32({3, 3, 61, 64})}}}, "Reduction chunks: i, j ("},
+      // One reduction of 600 (an inner loop alone too large): split into
+      // chunks of a divisor of 600; M = 199 rows.
+      {{kMatmul, {{"A", F32({199, 600})}, {"B", F32({600, 64})}}}, "Reduction chunks: k/"},
+      // nChw16c in and out with C = 40 (channels 40-47 padding: the c%16 loop
+      // bounded), vectors along co/16, a post-op with f(0) != 0.
+      {{"function (I[N, C, H, W], K[CO, C, KH, KW]) -> (R) {\n"
+        "  O[n, co, h, w : N, CO, H, W] = +(I[n, c, h + kh - 1, w + kw - 1] * K[co, c, kh, kw]);\n"
+        "  R = relu(O) + 1;\n}",
+        {{"I", F32({2, 40, 11, 13})}, {"K", F32({64, 40, 3, 3})}},
+        {{"I", "nChw16c"}, {"R", "nChw16c"}}},
+       "Reduction chunks: kh, kw ("},
+  };
+}
+
 }  // namespace tilec::testing
