@@ -237,8 +237,9 @@ const Torch* GetTorch() {
 
 // PyTorch CPU tensors by tilec._torch_fast's reader, else by their
 // attributes: data_ptr(), shape, stride() and dtype cost ~1 us where
-// __dlpack__() costs ~3 us per tensor. Returns false for anything else,
-// which then goes through __dlpack__ (which says what is wrong with it).
+// __dlpack__() costs ~3 us per tensor. A tensor not in CPU memory, not
+// strided, negated, or of an element type Tilec lacks is an error; false
+// for what is not a torch.Tensor.
 bool FromTorch(const py::handle& obj, const std::string& name, Arg& arg) {
   const Torch* torch = GetTorch();
   if (!torch) return false;
@@ -250,12 +251,19 @@ bool FromTorch(const py::handle& obj, const std::string& name, Arg& arg) {
     return true;
   }
   if (PyObject_IsInstance(obj.ptr(), reinterpret_cast<PyObject*>(torch->tensor_type)) != 1) return PyErr_Clear(), false;
-  if (!obj.attr("is_cpu").cast<bool>()) return false;
-  // Views whose values are not their memory's: __dlpack__ refuses them.
-  if (obj.attr("is_neg")().cast<bool>() || obj.attr("is_conj")().cast<bool>()) return false;
+  if (!obj.attr("is_cpu").cast<bool>())
+    throw py::type_error("tilec: '" + name + "' is a torch tensor on device '" +
+                         std::string(py::str(obj.attr("device"))) + "', not in CPU memory");
+  if (std::string layout = py::str(obj.attr("layout")); layout != "torch.strided")
+    throw py::type_error("tilec: '" + name + "' is a " + layout + " torch tensor; pass a strided one");
+  // Views whose values are not their memory's (__dlpack__ would pass the memory).
+  if (obj.attr("is_neg")().cast<bool>() || obj.attr("is_conj")().cast<bool>())
+    throw py::value_error("tilec: '" + name + "' is a negated or conjugated view; pass x.resolve_neg()");
   py::object dtype = obj.attr("dtype");
   auto t = torch->dtypes.find(dtype.ptr());
-  if (t == torch->dtypes.end()) return false;
+  if (t == torch->dtypes.end())
+    throw py::type_error("tilec: '" + name + "' has element type " + std::string(py::str(dtype)) +
+                         ", which Tilec lacks (it has bool, int8-64, uint8, float16, float32, float64)");
   py::tuple shape = obj.attr("shape"), stride = obj.attr("stride")();
   for (size_t d = 0; d < shape.size(); ++d) {
     arg.dims.push_back(shape[d].cast<int64_t>());
@@ -295,7 +303,7 @@ bool TorchKeyMatchesByAttributes(PyObject* obj, PyTypeObject* tensor_type, const
   if (Py_TYPE(obj) != tensor_type) return false;
   // The type's descriptors, called directly: no attribute lookup per read.
   struct Descriptors {
-    PyObject *dtype, *is_cpu, *shape, *stride, *data_ptr;
+    PyObject *dtype, *is_cpu, *is_neg, *shape, *stride, *data_ptr;
   };
   static const Descriptors ds = [tensor_type] {
     auto get = [tensor_type](const char* n) {
@@ -303,7 +311,7 @@ bool TorchKeyMatchesByAttributes(PyObject* obj, PyTypeObject* tensor_type, const
       if (!d) throw py::error_already_set();
       return d;  // kept for the process
     };
-    return Descriptors{get("dtype"), get("is_cpu"), get("shape"), get("stride"), get("data_ptr")};
+    return Descriptors{get("dtype"), get("is_cpu"), get("is_neg"), get("shape"), get("stride"), get("data_ptr")};
   }();
   auto attr = [&](PyObject* descr) {
     descrgetfunc getter = Py_TYPE(descr)->tp_descr_get;
@@ -317,6 +325,8 @@ bool TorchKeyMatchesByAttributes(PyObject* obj, PyTypeObject* tensor_type, const
   if (!dtype || dtype.ptr() != want.dtype) return PyErr_Clear(), false;
   py::object is_cpu = attr(ds.is_cpu);
   if (!is_cpu || is_cpu.ptr() != Py_True) return PyErr_Clear(), false;
+  py::object is_neg = call(ds.is_neg);  // a negated view: its memory is not its values
+  if (!is_neg || is_neg.ptr() != Py_False) return PyErr_Clear(), false;
   // A tuple of ints equal to `v`.
   auto same = [](const py::object& t, const auto& v) {
     if (!t || !PyTuple_Check(t.ptr()) || PyTuple_GET_SIZE(t.ptr()) != static_cast<Py_ssize_t>(v.size()))
