@@ -24,6 +24,8 @@
 #include <structmember.h>
 #include <tilec/tilec.hpp>
 
+#include "torch_reader.h"
+
 #include <algorithm>
 #include <map>
 #include <utility>
@@ -178,30 +180,90 @@ void FromDlpack(const py::handle& obj, const std::string& name, Arg& arg) {
   arg.tensor = tilec::Tensor(data, SpanBytes(arg.dims, arg.strides, itemsize), dtype, arg.dims, arg.strides);
 }
 
-// PyTorch CPU tensors by their attributes: data_ptr(), shape, stride() and
-// dtype cost ~1 us where __dlpack__() costs ~3 us per tensor. Used only when
-// torch is already imported (never imports it); returns false for anything
-// else, which then goes through __dlpack__.
-bool FromTorch(const py::handle& obj, const std::string& name, Arg& arg) {
-  static PyObject* tensor_type = nullptr;
-  static std::map<PyObject*, tilec_dtype>* dtypes = nullptr;
-  if (!tensor_type) {
-    py::dict modules = py::module_::import("sys").attr("modules");
-    if (!modules.contains("torch")) return false;
-    py::module_ torch = modules["torch"];
-    tensor_type = py::object(torch.attr("Tensor")).release().ptr();  // kept for the process
-    dtypes = new std::map<PyObject*, tilec_dtype>;
-    const std::pair<const char*, tilec_dtype> names[] = {
-        {"bool", TILEC_BOOL},   {"int8", TILEC_I8},     {"int16", TILEC_I16},   {"int32", TILEC_I32},
-        {"int64", TILEC_I64},   {"uint8", TILEC_U8},    {"float16", TILEC_F16}, {"float32", TILEC_F32},
-        {"float64", TILEC_F64}};
-    for (const auto& [n, t] : names) (*dtypes)[py::object(torch.attr(n)).release().ptr()] = t;
+// What this module knows of torch once torch is imported (it never imports
+// it): the Tensor type, the dtype objects, and tilec._torch_fast's reader
+// when that is built for this torch (torch_reader.h).
+struct Torch {
+  PyTypeObject* tensor_type = nullptr;
+  std::map<PyObject*, tilec_dtype> dtypes;  // torch.float32 -> TILEC_F32...
+  const TilecTorchApi* api = nullptr;       // null: read through Python attributes
+};
+
+// tilec._torch_fast's reader if it was built for this torch's major.minor
+// version and imports; else null (and no Python error).
+const TilecTorchApi* LoadTorchReader(PyObject* torch) {
+#ifdef TILEC_TORCH_VERSION
+  py::object version = py::reinterpret_steal<py::object>(PyObject_GetAttrString(torch, "__version__"));
+  std::string want = TILEC_TORCH_VERSION ".";
+  if (!version || !PyUnicode_Check(version.ptr()) || py::str(version).cast<std::string>().rfind(want, 0) != 0)
+    return PyErr_Clear(), nullptr;
+  py::object module = py::reinterpret_steal<py::object>(PyImport_ImportModule("tilec._torch_fast"));
+  if (!module) return PyErr_Clear(), nullptr;
+  py::object capsule = py::reinterpret_steal<py::object>(PyObject_GetAttrString(module.ptr(), "api"));
+  auto* api = capsule ? static_cast<const TilecTorchApi*>(PyCapsule_GetPointer(capsule.ptr(), kTilecTorchCapsule))
+                      : nullptr;
+  if (!api || api->version != kTilecTorchApiVersion) return PyErr_Clear(), nullptr;
+  module.release();  // kept for the process, as the capsule's pointer is
+  return api;
+#else
+  (void)torch;
+  return nullptr;
+#endif
+}
+
+// Null until torch is imported; then set up once (under the GIL).
+const Torch* GetTorch() {
+  static Torch* state = nullptr;
+  if (state) return state;
+  PyObject* torch = PyDict_GetItemString(PyImport_GetModuleDict(), "torch");  // borrowed
+  if (!torch || torch == Py_None) return nullptr;
+  auto s = std::make_unique<Torch>();
+  py::object tensor = py::reinterpret_steal<py::object>(PyObject_GetAttrString(torch, "Tensor"));
+  if (!tensor || !PyType_Check(tensor.ptr())) return PyErr_Clear(), nullptr;  // torch half imported
+  s->tensor_type = reinterpret_cast<PyTypeObject*>(tensor.release().ptr());  // kept for the process
+  const std::pair<const char*, tilec_dtype> names[] = {
+      {"bool", TILEC_BOOL},   {"int8", TILEC_I8},     {"int16", TILEC_I16},   {"int32", TILEC_I32},
+      {"int64", TILEC_I64},   {"uint8", TILEC_U8},    {"float16", TILEC_F16}, {"float32", TILEC_F32},
+      {"float64", TILEC_F64}};
+  for (const auto& [n, t] : names) {
+    PyObject* d = PyObject_GetAttrString(torch, n);  // kept for the process
+    if (!d) return PyErr_Clear(), nullptr;
+    s->dtypes[d] = t;
   }
-  if (PyObject_IsInstance(obj.ptr(), tensor_type) != 1) return false;
-  if (!obj.attr("is_cpu").cast<bool>()) return false;  // __dlpack__ says what it is
+  s->api = LoadTorchReader(torch);
+  state = s.release();
+  return state;
+}
+
+// PyTorch CPU tensors by tilec._torch_fast's reader, else by their
+// attributes: data_ptr(), shape, stride() and dtype cost ~1 us where
+// __dlpack__() costs ~3 us per tensor. A tensor not in CPU memory, not
+// strided, negated, or of an element type Tilec lacks is an error; false
+// for what is not a torch.Tensor.
+bool FromTorch(const py::handle& obj, const std::string& name, Arg& arg) {
+  const Torch* torch = GetTorch();
+  if (!torch) return false;
+  if (TilecTorchView v; torch->api && torch->api->read(obj.ptr(), &v)) {
+    arg.dims.assign(v.sizes, v.sizes + v.ndim);
+    arg.strides.assign(v.strides, v.strides + v.ndim);
+    arg.tensor = tilec::Tensor(v.data, SpanBytes(arg.dims, arg.strides, v.itemsize), v.dtype, arg.dims, arg.strides);
+    arg.keep = py::reinterpret_borrow<py::object>(obj);
+    return true;
+  }
+  if (PyObject_IsInstance(obj.ptr(), reinterpret_cast<PyObject*>(torch->tensor_type)) != 1) return PyErr_Clear(), false;
+  if (!obj.attr("is_cpu").cast<bool>())
+    throw py::type_error("tilec: '" + name + "' is a torch tensor on device '" +
+                         std::string(py::str(obj.attr("device"))) + "', not in CPU memory");
+  if (std::string layout = py::str(obj.attr("layout")); layout != "torch.strided")
+    throw py::type_error("tilec: '" + name + "' is a " + layout + " torch tensor; pass a strided one");
+  // Views whose values are not their memory's (__dlpack__ would pass the memory).
+  if (obj.attr("is_neg")().cast<bool>() || obj.attr("is_conj")().cast<bool>())
+    throw py::value_error("tilec: '" + name + "' is a negated or conjugated view; pass x.resolve_neg()");
   py::object dtype = obj.attr("dtype");
-  auto t = dtypes->find(dtype.ptr());
-  if (t == dtypes->end()) return false;
+  auto t = torch->dtypes.find(dtype.ptr());
+  if (t == torch->dtypes.end())
+    throw py::type_error("tilec: '" + name + "' has element type " + std::string(py::str(dtype)) +
+                         ", which Tilec lacks (it has bool, int8-64, uint8, float16, float32, float64)");
   py::tuple shape = obj.attr("shape"), stride = obj.attr("stride")();
   for (size_t d = 0; d < shape.size(); ++d) {
     arg.dims.push_back(shape[d].cast<int64_t>());
@@ -226,55 +288,30 @@ void MakeArg(const py::handle& obj, const std::string& name, Arg& arg) {
 }
 
 // What the fast path of a call compares an argument with: its kind, element
-// type object, dims and strides (bytes for NumPy, elements for torch).
+// type, dims and strides (bytes for NumPy, elements for torch).
 // Never the data pointer, which is read anew on every call.
 struct ArgKey {
   enum Kind { kNumpy, kTorch } kind = kNumpy;
   PyObject* dtype = nullptr;  // NumPy's descr or torch's dtype (process-lived singletons)
+  tilec_dtype torch_dtype = TILEC_F32;  // compared instead of `dtype` by the C++ reader
   std::vector<int64_t> dims, strides;
   bool operator==(const ArgKey&) const = default;
 };
 
-
-// The torch.Tensor type if torch is imported (never imports it), else null.
-PyTypeObject* TorchTensorType() {
-  static PyTypeObject* type = nullptr;
-  if (!type) {
-    PyObject* modules = PyImport_GetModuleDict();
-    PyObject* torch = PyDict_GetItemString(modules, "torch");  // borrowed
-    if (!torch) return nullptr;
-    PyObject* t = PyObject_GetAttrString(torch, "Tensor");
-    if (!t) throw py::error_already_set();
-    type = reinterpret_cast<PyTypeObject*>(t);  // kept for the process
-  }
-  return type;
-}
-
-// The key and data pointer of `obj` without building anything (false: not a
-// NumPy array or an exact CPU torch.Tensor; the slow path decides then).
-// `want` is the key to match: only it is compared, nothing allocated.
-bool KeyMatches(PyObject* obj, const ArgKey& want, void** data) {
-  if (want.kind == ArgKey::kNumpy) {
-    if (!py::detail::npy_api::get().PyArray_Check_(obj)) return false;
-    auto* a = py::detail::array_proxy(obj);
-    if (a->descr != want.dtype || a->nd != static_cast<int>(want.dims.size())) return false;
-    for (int d = 0; d < a->nd; ++d)
-      if (a->dimensions[d] != want.dims[d] || a->strides[d] != want.strides[d]) return false;
-    *data = a->data;
-    return true;
-  }
-  if (Py_TYPE(obj) != TorchTensorType()) return false;
+// A torch tensor through its Python attributes (no tilec._torch_fast).
+bool TorchKeyMatchesByAttributes(PyObject* obj, PyTypeObject* tensor_type, const ArgKey& want, void** data) {
+  if (Py_TYPE(obj) != tensor_type) return false;
   // The type's descriptors, called directly: no attribute lookup per read.
   struct Descriptors {
-    PyObject *dtype, *is_cpu, *shape, *stride, *data_ptr;
+    PyObject *dtype, *is_cpu, *is_neg, *shape, *stride, *data_ptr;
   };
-  static const Descriptors ds = [] {
-    auto get = [](const char* n) {
-      PyObject* d = PyObject_GetAttrString(reinterpret_cast<PyObject*>(TorchTensorType()), n);
+  static const Descriptors ds = [tensor_type] {
+    auto get = [tensor_type](const char* n) {
+      PyObject* d = PyObject_GetAttrString(reinterpret_cast<PyObject*>(tensor_type), n);
       if (!d) throw py::error_already_set();
       return d;  // kept for the process
     };
-    return Descriptors{get("dtype"), get("is_cpu"), get("shape"), get("stride"), get("data_ptr")};
+    return Descriptors{get("dtype"), get("is_cpu"), get("is_neg"), get("shape"), get("stride"), get("data_ptr")};
   }();
   auto attr = [&](PyObject* descr) {
     descrgetfunc getter = Py_TYPE(descr)->tp_descr_get;
@@ -288,6 +325,8 @@ bool KeyMatches(PyObject* obj, const ArgKey& want, void** data) {
   if (!dtype || dtype.ptr() != want.dtype) return PyErr_Clear(), false;
   py::object is_cpu = attr(ds.is_cpu);
   if (!is_cpu || is_cpu.ptr() != Py_True) return PyErr_Clear(), false;
+  py::object is_neg = call(ds.is_neg);  // a negated view: its memory is not its values
+  if (!is_neg || is_neg.ptr() != Py_False) return PyErr_Clear(), false;
   // A tuple of ints equal to `v`.
   auto same = [](const py::object& t, const auto& v) {
     if (!t || !PyTuple_Check(t.ptr()) || PyTuple_GET_SIZE(t.ptr()) != static_cast<Py_ssize_t>(v.size()))
@@ -305,9 +344,33 @@ bool KeyMatches(PyObject* obj, const ArgKey& want, void** data) {
   return true;
 }
 
+// The key and data pointer of `obj` without building anything (false: not a
+// NumPy array or a CPU torch.Tensor; the slow path decides then).
+// `want` is the key to match: only it is compared, nothing allocated.
+bool KeyMatches(PyObject* obj, const ArgKey& want, void** data) {
+  if (want.kind == ArgKey::kNumpy) {
+    if (!py::detail::npy_api::get().PyArray_Check_(obj)) return false;
+    auto* a = py::detail::array_proxy(obj);
+    if (a->descr != want.dtype || a->nd != static_cast<int>(want.dims.size())) return false;
+    for (int d = 0; d < a->nd; ++d)
+      if (a->dimensions[d] != want.dims[d] || a->strides[d] != want.strides[d]) return false;
+    *data = a->data;
+    return true;
+  }
+  const Torch* torch = GetTorch();  // set: a torch key was recorded
+  if (!torch->api) return TorchKeyMatchesByAttributes(obj, torch->tensor_type, want, data);
+  TilecTorchView v;
+  if (!torch->api->read(obj, &v) || v.dtype != want.torch_dtype ||
+      v.ndim != static_cast<int64_t>(want.dims.size()) || !std::equal(v.sizes, v.sizes + v.ndim, want.dims.begin()) ||
+      !std::equal(v.strides, v.strides + v.ndim, want.strides.begin()))
+    return false;
+  *data = v.data;
+  return true;
+}
+
 // The key of an argument the slow path has read (`arg`), if the fast path
-// can read its kind again: a NumPy array passed as it is, or an exact CPU
-// torch.Tensor.
+// can read its kind again: a NumPy array passed as it is, or a CPU
+// torch.Tensor (exactly that type, or a Parameter too with the C++ reader).
 std::optional<ArgKey> KeyOf(PyObject* obj, const Arg& arg) {
   ArgKey k;
   if (py::detail::npy_api::get().PyArray_Check_(obj)) {
@@ -319,10 +382,17 @@ std::optional<ArgKey> KeyOf(PyObject* obj, const Arg& arg) {
     k.strides.assign(a->strides, a->strides + a->nd);
     return k;
   }
-  if (Py_TYPE(obj) != TorchTensorType() || arg.managed) return std::nullopt;
+  const Torch* torch = GetTorch();
+  if (!torch || arg.managed || arg.keep.ptr() != obj) return std::nullopt;
   k.kind = ArgKey::kTorch;
-  py::object dtype = py::reinterpret_borrow<py::object>(obj).attr("dtype");
-  k.dtype = dtype.ptr();  // torch dtypes are process-lived singletons
+  if (TilecTorchView v; torch->api) {
+    if (!torch->api->read(obj, &v)) return std::nullopt;
+    k.torch_dtype = v.dtype;
+  } else {
+    if (Py_TYPE(obj) != torch->tensor_type) return std::nullopt;
+    py::object dtype = py::reinterpret_borrow<py::object>(obj).attr("dtype");
+    k.dtype = dtype.ptr();  // torch dtypes are process-lived singletons
+  }
   k.dims = arg.dims;
   k.strides = arg.strides;
   return k;
@@ -653,6 +723,14 @@ PYBIND11_MODULE(_tilec, m) {
   });
   m.def("version", [] { return std::string(tilec_version_string()); });
   m.def("devices", [] { return tilec::DeviceIds(); });
+  m.def(
+      "_torch_reader",
+      []() -> py::object {
+        const Torch* torch = GetTorch();
+        if (!torch) return py::none();
+        return py::str(torch->api ? "c++" : "attributes");
+      },
+      "How torch tensors are read: 'c++' (tilec._torch_fast), 'attributes', or None before torch is imported");
   py::class_<Function>(m, "_Function")
       .def("__call__", &Function::Call)
       .def_property_readonly("compiled_count", &Function::compiled_count,

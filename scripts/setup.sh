@@ -19,6 +19,9 @@ PACKAGES=(
   # bench/suite's smoke test compares with PyTorch; the Python module (pybind11)
   # and its PyTorch client, for /usr/bin/python3
   python3-dev pybind11-dev python3-pybind11 python3-torch libdlpack-dev
+  # libtorch's headers: the module's optional C++ reader of torch tensors
+  # (tilec._torch_fast, python/_torch_fast.cc)
+  libtorch-dev
 )
 if [[ "${TILEC_BENCH_DEPS:-0}" == 1 ]]; then
   PACKAGES+=(libdnnl-dev libopenblas-dev)
