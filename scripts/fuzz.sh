@@ -2,12 +2,14 @@
 # Builds the libFuzzer harnesses (tests/fuzz, build-fuzz/, clang-19 with
 # ASan+UBSan) and runs each for a fixed number of executions with a fixed
 # seed, starting from its seed corpus. Any crash, sanitizer report, timeout
-# (an input running longer than 25 s) or InternalError fails the script; the
-# failing input is left in build-fuzz/findings/ (see docs/testing.md).
+# (an input running longer than 25 s, or TILEC_FUZZ_TIMEOUT) or InternalError
+# fails the script; the failing input is left in build-fuzz/findings/ (see docs/testing.md).
 #   scripts/fuzz.sh [RUNS] [HARNESS...]     RUNS defaults to 20000; harnesses:
 #                                           parse bind compile npy layout capi
 # CI (scripts/test.sh) runs `scripts/fuzz.sh 20000`; a campaign is
-# `scripts/fuzz.sh 1000000`. TILEC_FUZZ_SEED (default 1) picks the seed.
+# `scripts/fuzz.sh 1000000`. TILEC_FUZZ_SEED (default 1) picks the seed;
+# TILEC_FUZZ_TIMEOUT (default 25) the seconds after which an input counts as
+# a hang (a campaign beside other work: a slow input starved of CPU is not one).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
@@ -16,6 +18,7 @@ shift || true
 HARNESSES=("$@")
 if ((${#HARNESSES[@]} == 0)); then HARNESSES=(parse bind compile npy layout capi); fi
 SEED="${TILEC_FUZZ_SEED:-1}"
+TIMEOUT="${TILEC_FUZZ_TIMEOUT:-25}"
 JOBS="${TILEC_JOBS:-2}"
 DIR=build-fuzz
 
@@ -49,7 +52,7 @@ for h in "${HARNESSES[@]}"; do
   mkdir -p "$work" "$DIR/findings"
   echo "== fuzz $h: $RUNS runs, seed $SEED"
   # shellcheck disable=SC2046
-  if ! "$DIR/tests/fuzz/fuzz_$h" -runs="$RUNS" -seed="$SEED" -timeout=25 -rss_limit_mb=2560 \
+  if ! "$DIR/tests/fuzz/fuzz_$h" -runs="$RUNS" -seed="$SEED" -timeout="$TIMEOUT" -rss_limit_mb=2560 \
       -max_len=65536 -print_final_stats=1 -artifact_prefix="$DIR/findings/$h-" \
       "$work" $(seeds "$h") 2>"$DIR/fuzz_$h.log"; then
     tail -n 60 "$DIR/fuzz_$h.log" >&2
