@@ -218,16 +218,29 @@ bool VecGen::Plan() {
     for (int a = 1; a <= flat_.num_inputs; ++a) m = std::max(m, Abs(flat_.accesses[a].strides[i]));
     return m;
   };
-  // A constraint on reductions alone (a padded blocked channel reduced
-  // over: 16 * c/16 + c%16 <= 19) bounds the loop of its last index with
-  // coefficient +-1 instead of guarding.
+  // A constraint on reductions and grid indices alone (a padded blocked
+  // channel reduced over: 16 * c/16 + c%16 <= 19; a "same" convolution's
+  // padding along the rows the grid walks: 0 <= x + i - 1) bounds the loop
+  // of its last reduction with coefficient +-1 instead of guarding: the grid
+  // indices are fixed in a work item.
   bound_inner_.assign(flat_.constraints.size(), -1);
+  // Reductions in a constraint with an output index (the padding of a
+  // convolution: short loops, guarded or bounded per work item) go outermost.
+  auto border = [&](int r) {
+    for (const FlatConstraint& c : flat_.constraints) {
+      if (c.lhs[r] == 0) continue;
+      for (int i = 0; i < flat_.num_indices(); ++i)
+        if (c.lhs[i] != 0 && out_strides[i] != 0) return true;
+    }
+    return false;
+  };
   std::vector<int> sorted;
   for (bool changed = true; changed;) {
     changed = false;
     sorted = reductions_;
     std::stable_sort(sorted.begin(), sorted.end(), [&](int a, int b) {
-      if (Constrained(a) != Constrained(b)) return Constrained(a);
+      bool outer_a = Constrained(a) || border(a), outer_b = Constrained(b) || border(b);
+      if (outer_a != outer_b) return outer_a;
       return max_stride(a) > max_stride(b);
     });
     std::vector<int> level(flat_.num_indices(), -1);
@@ -238,7 +251,9 @@ bool VecGen::Plan() {
       bool reductions_only = true;
       for (int i = 0; i < flat_.num_indices(); ++i) {
         if (lhs[i] == 0) continue;
-        reductions_only &= out_strides[i] == 0;
+        bool grid = std::find(grid_.begin(), grid_.end(), i) != grid_.end();
+        reductions_only &= out_strides[i] == 0 || grid;
+        if (out_strides[i] != 0) continue;
         last = std::max(last, level[i]);
         if (Abs(lhs[i]) == 1 && (inner < 0 || level[i] > level[inner])) inner = i;
       }

@@ -121,8 +121,9 @@ inline std::vector<std::pair<Case, std::string>> MaskedTailCases() {
 inline std::vector<std::pair<Case, std::string>> ChunkCases() {
   return {
       // "Same" conv + ReLU, 64 -> 61 channels (a masked tail), Y = 29 (the
-      // last block shifted back), the padding constraints checked per chunk
-      // of (i, j); 5 x-rows keep few work items, so some have fewer blocks.
+      // last block shifted back), the padding along y checked per chunk of
+      // (i, j), the padding along x bounding i; 5 x-rows keep few work items,
+      // so some have fewer blocks.
       {{kConvRelu, {{"D", F32({1, 5, 29, 64})}, {"K", F32({3, 3, 61, 64})}}}, "Reduction chunks: i, j ("},
       // One reduction of 600 (an inner loop alone too large): split into
       // chunks of a divisor of 600; M = 199 rows.
