@@ -568,12 +568,14 @@ class Lowerer {
     std::optional<ContractionOp> moved;
     int64_t range_v = flat.indices[v].range;
     int64_t block = PanelWidth(range_v);
-    bool pack = block > 0;
     for (int a = 1; a <= flat.num_inputs; ++a) {
       int64_t s = flat.accesses[a].strides[v];
-      if (s == 0 || (s == 1 && (split || !pack))) continue;
       const ContractionOp::Access& access = c.inputs[a - 1];
       const TensorDecl& t = program_.Tensor(access.tensor);
+      int64_t bytes = t.shape.ElementCount() * lang::BitWidth(t.shape.dtype) / 8;
+      bool pack = block > 0 && (range_v % options_.vector_block == 0 ||
+                                bytes >= options_.padded_panel_min_bytes);
+      if (s == 0 || (s == 1 && (split || !pack))) continue;
       if (t.shape.ElementCount() * 16 > work) continue;  // copying would not pay
       // Exactly one dimension indexed by v alone, with coefficient 1.
       int dim = -1, uses = 0;

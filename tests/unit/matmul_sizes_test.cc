@@ -22,7 +22,8 @@ class MatmulSizes : public ::testing::TestWithParam<std::string> {
   // Compiles `c` in the CPU form for the device, compares with the
   // evaluator, and returns the plans of all kernels; `kinds` gets the
   // kernels' kinds.
-  std::string Check(const Case& c, const std::string& what, std::vector<compiler::KernelKind>* kinds = nullptr) {
+  std::string Check(const Case& c, const std::string& what,
+                    std::vector<compiler::KernelKind>* kinds = nullptr) {
     auto device = testing::DeviceFor(GetParam());
     if (!device) return "";
     compiler::CompileOptions o;
@@ -50,32 +51,34 @@ TEST_P(MatmulSizes, SmallAndOddSizes) {
 }
 
 // 333 columns: panels of 48 (7 panels, 336 columns computed); 509: panels of
-// 64 (8 panels, 512); both with the panel bound as a lane mask, no Fill.
+// 64 (8 panels, 512); both with the panel bound as a lane mask, no Fill. B
+// has at least 512 KB (LowerOptions::padded_panel_min_bytes), K odd.
 TEST_P(MatmulSizes, PaddedPanels) {
   struct Want {
     int64_t m, k, n;
     std::string plan;
   };
   for (const Want& w : std::vector<Want>{
-           {333, 37, 333, "3 x 16 lanes of float along j%48"},
-           {29, 41, 509, "4 x 16 lanes of float along j%64"},
-           {33, 61, 1000, "3 x 16 lanes of float along j%48"},
+           {33, 400, 333, "3 x 16 lanes of float along j%48"},
+           {29, 263, 509, "4 x 16 lanes of float along j%64"},
+           {33, 133, 1000, "3 x 16 lanes of float along j%48"},
        }) {
     std::string name = fmt::format("{}x{}x{}", w.m, w.k, w.n);
     std::vector<compiler::KernelKind> kinds;
-    std::string plans = Check({testing::kMatmul, {{"A", F32({w.m, w.k})}, {"B", F32({w.k, w.n})}}}, name, &kinds);
+    Case c{testing::kMatmul, {{"A", F32({w.m, w.k})}, {"B", F32({w.k, w.n})}}};
+    std::string plans = Check(c, name, &kinds);
     EXPECT_NE(plans.find(w.plan + ", block of"), std::string::npos) << name << "\n" << plans;
     EXPECT_NE(plans.find("Inputs: A broadcast, B_vec0 vector"), std::string::npos) << name << "\n" << plans;
     EXPECT_NE(plans.find("constraints on j%"), std::string::npos) << name << "\n" << plans;
     EXPECT_FALSE(HasFill(kinds)) << name << "\n" << plans;
   }
   // f64: 8 lanes, panels of 48 along 333 (6 vectors of 8, 336 computed).
-  std::string plans = Check({testing::kMatmul, {{"A", F64({23, 13})}, {"B", F64({13, 333})}}}, "f64");
+  std::string plans = Check({testing::kMatmul, {{"A", F64({23, 200})}, {"B", F64({200, 333})}}}, "f64");
   EXPECT_NE(plans.find("B_vec0 vector"), std::string::npos) << plans;
 }
 
 // The padded-panel form with post-ops: a bias along the columns and an
-// activation (vectors), and an integer result (lane by lane, each lane of the
+// activation (vectors), and a bool result (lane by lane, each lane of the
 // last panel guarded by the panel bound).
 TEST_P(MatmulSizes, PaddedPanelsWithPostOps) {
   const char* bias_gelu = R"(function (A[M, K], B[K, N], Bias[N]) -> (R) {
@@ -83,15 +86,15 @@ TEST_P(MatmulSizes, PaddedPanelsWithPostOps) {
   R = tanh(C + Bias) * 0.5 + relu(C);
 })";
   std::vector<compiler::KernelKind> kinds;
-  std::string plans =
-      Check({bias_gelu, {{"A", F32({19, 23})}, {"B", F32({23, 333})}, {"Bias", F32({333})}}}, "bias", &kinds);
+  Case c{bias_gelu, {{"A", F32({19, 400})}, {"B", F32({400, 333})}, {"Bias", F32({333})}}};
+  std::string plans = Check(c, "bias", &kinds);
   EXPECT_NE(plans.find("B_vec0 vector\nPost-ops: on vectors"), std::string::npos) << plans;
   EXPECT_FALSE(HasFill(kinds)) << plans;
   const char* to_int = R"(function (A[M, K], B[K, N]) -> (C, Q) {
   C[i, j : M, N] = +(A[i, k] * B[k, j]);
-  Q = as_int(C * 100, 32);
+  Q = C > 0;
 })";
-  plans = Check({to_int, {{"A", F32({17, 5})}, {"B", F32({5, 509})}}}, "integer post-op");
+  plans = Check({to_int, {{"A", F32({17, 263})}, {"B", F32({263, 509})}}}, "bool post-op");
   EXPECT_NE(plans.find("B_vec0 vector\nPost-ops: lane by lane"), std::string::npos) << plans;
 }
 
