@@ -572,9 +572,17 @@ class Lowerer {
       int64_t s = flat.accesses[a].strides[v];
       const ContractionOp::Access& access = c.inputs[a - 1];
       const TensorDecl& t = program_.Tensor(access.tensor);
-      int64_t bytes = t.shape.ElementCount() * lang::BitWidth(t.shape.dtype) / 8;
-      bool pack = block > 0 && (range_v % options_.vector_block == 0 ||
-                                bytes >= options_.padded_panel_min_bytes);
+      // What one panel walk reads: the input, or one slice of it where it
+      // moves along other output indices too (a batch: B[b, k, n]).
+      int64_t slice = t.shape.ElementCount() * lang::BitWidth(t.shape.dtype) / 8;
+      bool batched = false;
+      for (int i = 0; i < flat.num_indices(); ++i)
+        if (i != v && flat.output().strides[i] != 0 && flat.accesses[a].strides[i] != 0) {
+          slice /= flat.indices[i].range;
+          batched = true;
+        }
+      bool pack = block > 0 && ((range_v % options_.vector_block == 0 && !batched) ||
+                                slice >= options_.padded_panel_min_bytes);
       if (s == 0 || (s == 1 && (split || !pack))) continue;
       if (t.shape.ElementCount() * 16 > work) continue;  // copying would not pay
       // Exactly one dimension indexed by v alone, with coefficient 1.

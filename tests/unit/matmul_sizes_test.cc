@@ -107,6 +107,9 @@ TEST_P(MatmulSizes, Batched) {
     std::string name = fmt::format("batched {}x{}x{}x{}", nb, m, k, n);
     Check({batched, {{"A", F32({nb, m, k})}, {"B", F32({nb, k, n})}}}, name);
   }
+  // Batches of 64 KB: B is read in place, not copied into panels first.
+  std::string plans = Check({batched, {{"A", F32({16, 128, 128})}, {"B", F32({16, 128, 128})}}}, "16x128^3");
+  EXPECT_NE(plans.find("Inputs: A broadcast, B vector"), std::string::npos) << plans;
 }
 
 INSTANTIATE_TEST_SUITE_P(Devices, MatmulSizes, ::testing::Values("llvm", "opencl"),
