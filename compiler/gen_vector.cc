@@ -69,7 +69,7 @@ std::optional<GeneratedKernel> VecGen::Run() {
     else if (fast) top.push_back(_If(fast, Compute(false), Compute(true)));
     else top.push_back(Compute(true));
   }
-  // The stores: whole vectors, or masked in the block with v's tail.
+  // The stores (the chunked form stores block by block).
   if (!Chunked()) top.push_back(Stores());
   out.function.body = _Block(std::move(top));
   out.function.work_group_size = std::array<int64_t, 3>{1, 1, 1};
@@ -95,7 +95,8 @@ bool VecGen::Plan() {
     for (int i = 0; i < flat_.num_indices() && copy; ++i) copy = out_strides[i] != 0;
     bool other = (flat_.agg_op == AggOp::Max || flat_.agg_op == AggOp::Min || flat_.agg_op == AggOp::Prod) &&
                  flat_.comb_op == CombOp::None && flat_.constraints.empty();
-    if ((flat_.agg_op != AggOp::Sum && !copy && !other) || spec_.store_reached_only) return false;
+    if (flat_.agg_op != AggOp::Sum && !copy && !other) return false;
+    if (spec_.store_reached_only && !ReachedIsValid()) return false;
     if (flat_.comb_op != CombOp::None && flat_.comb_op != CombOp::Mul && flat_.comb_op != CombOp::Add)
       return false;
     dtype_ = flat_.agg_type;
@@ -320,6 +321,20 @@ bool VecGen::PShiftAllowed() const {
   for (size_t a = 1; a < flat_.accesses.size(); ++a)
     for (const std::string& t : flat_.kernel_outputs)
       if (flat_.accesses[a].tensor == t) return false;
+  return true;
+}
+
+bool VecGen::ReachedIsValid() const {
+  const std::vector<int64_t>& out_strides = flat_.output().strides;
+  for (const FlatConstraint& c : flat_.constraints) {
+    bool outs = false, reductions = false;
+    for (int i = 0; i < flat_.num_indices(); ++i) {
+      if (c.lhs[i] == 0) continue;
+      (out_strides[i] != 0 ? outs : reductions) = true;
+    }
+    if (outs && reductions) return false;
+    if (!outs && c.rhs < 0) return false;
+  }
   return true;
 }
 

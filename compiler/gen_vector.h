@@ -61,6 +61,12 @@ class VecGen {
   // mention it with coefficient 0 or +-1 (a lane mask is an interval then).
   bool VectorCandidate(int v) const;
 
+  // With KernelSpec::store_reached_only: an output point is reached exactly
+  // when it satisfies the constraints (each mentions output indices only,
+  // or reductions only and holds at reduction point 0), so the stores can
+  // be masked by the constraints on output indices.
+  bool ReachedIsValid() const;
+
   // i is in a constraint that the slow path checks (not a loop bound).
   bool Constrained(int i) const;
   bool IsLoopBound(size_t c) const { return c < bound_inner_.size() && bound_inner_[c] >= 0; }
@@ -165,12 +171,19 @@ class VecGen {
   int64_t PGroups() const { return Chunked() ? (pblocks_ + sb_ - 1) / sb_ : pblocks_; }
 
   // Post-ops and stores of the block: whole vectors, or masked in the
-  // block with v's tail.
+  // block with v's tail (or, storing reached elements only, where the block
+  // is not wholly valid).
   Stmt Stores();
 
   // Post-ops and stores of every block row; `masked`: the block with v's
-  // tail (its lanes past the range are neither read nor written).
+  // tail (its lanes past the range are neither read nor written), or one
+  // not wholly valid when storing reached elements only (StoreValid).
   Stmt Epilogues(bool masked);
+
+  // With store_reached_only: the constraints on output indices at block row
+  // pp and vector vv, lane dv of it (dv < 0: the constraints not on v);
+  // null when there are none.
+  Expr StoreValid(int pp, int vv, int64_t dv) const;
 
   // Post-ops and stores of block row pp; `tails`: per vector, the lanes in
   // v's range (empty: all).

@@ -281,6 +281,11 @@ Stmt VecGen::ReductionLoops(int from, int to, Stmt inner, bool no_unroll_last) {
 }
 
 Stmt VecGen::Stores() {
+  // Storing reached elements only: masked where the block is not wholly valid.
+  if (spec_.store_reached_only && (VTail() || !flat_.constraints.empty())) {
+    Expr all = FastCondition();
+    return all ? _If(all, Epilogues(false), Epilogues(true)) : Epilogues(true);
+  }
   if (!VTail()) return Epilogues(false);
   return _If(Pos(v_) + VSpan() <= flat_.indices[v_].range, Epilogues(false), Epilogues(true));
 }
@@ -290,11 +295,14 @@ Stmt VecGen::Epilogues(bool masked) {
   std::vector<Expr> tails;
   for (int vv = 0; vv < nv_ && masked; ++vv) {
     std::string name = fmt::format("tail_{}", vv);
-    rows.push_back(_Declare(Type::Bool(w_), name, LaneMask(vv, true, false)));
+    Expr mask = LaneMask(vv, true, spec_.store_reached_only);
+    if (!mask) mask = _Broadcast(_Bool(true), w_);
+    rows.push_back(_Declare(Type::Bool(w_), name, mask));
     tails.push_back(_Var(name, Type::Bool(w_)));
   }
   for (int pp = 0; pp < pb_; ++pp) {
     Stmt s = Epilogue(pp, tails);
+    if (Expr ok = masked ? StoreValid(pp, 0, -1) : nullptr) s = _If(ok, s);
     if (PTail()) s = _If(Pos(p_) + pp < flat_.indices[p_].range, s);
     rows.push_back(s);
   }
@@ -365,11 +373,32 @@ Stmt VecGen::Epilogue(int pp, const std::vector<Expr>& tails) {
       if (!tails.empty() && !vector_epilogue_) {
         std::vector<Stmt> one(s.begin() + static_cast<std::ptrdiff_t>(lane_begin), s.end());
         s.resize(lane_begin);
-        s.push_back(_If(Pos(v_) + dv < flat_.indices[v_].range, _Block(std::move(one))));
+        Expr ok = Pos(v_) + dv < flat_.indices[v_].range;
+        if (Expr valid = StoreValid(pp, vv, dv)) ok = _LogicalAnd(ok, valid);
+        s.push_back(_If(ok, _Block(std::move(one))));
       }
     }
   }
   return _Block(std::move(s));
+}
+
+Expr VecGen::StoreValid(int pp, int vv, int64_t dv) const {
+  if (!spec_.store_reached_only) return nullptr;
+  Expr ok;
+  for (const FlatConstraint& c : flat_.constraints) {
+    if (dv < 0 && c.lhs[v_] != 0) continue;
+    Expr sum = I(0);
+    bool outs = false;
+    for (int i = 0; i < flat_.num_indices(); ++i) {
+      if (c.lhs[i] == 0) continue;
+      if (flat_.output().strides[i] == 0) break;  // reductions only (ReachedIsValid)
+      outs = true;
+      Expr at = i == v_ ? pos_[i] + dv : i == p_ ? pos_[i] + pp : i == q_ ? pos_[i] + vv : pos_[i];
+      sum = sum + at * c.lhs[i];
+    }
+    if (outs) ok = And(ok, sum <= c.rhs);
+  }
+  return ok;
 }
 
 // The accumulators' start: the aggregation's identity.

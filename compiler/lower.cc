@@ -3,12 +3,14 @@
 #include <fmt/format.h>
 
 #include <algorithm>
+#include <cstdint>
 #include <map>
 #include <optional>
 #include <set>
 
 #include "compiler/flatten.h"
 #include "compiler/fuse_reductions.h"
+#include "compiler/output_coverage.h"
 #include "compiler/split_reduction.h"
 #include "tile_lang/evaluator.h"
 #include "support/error.h"
@@ -38,45 +40,6 @@ bool AllIntegral(const ContractionOp& op) {
   for (const auto& c : op.constraints)
     if (!IsIntegral(c.poly)) return false;
   return true;
-}
-
-// Output indices (nonzero output stride) must address distinct elements:
-// sorted by |stride|, each stride must step over the whole span of the
-// smaller ones.
-bool OutputInjective(const FlatContraction& flat) {
-  std::vector<std::pair<int64_t, int64_t>> sr;  // |stride|, range
-  for (int i = 0; i < flat.num_indices(); ++i) {
-    int64_t s = flat.output().strides[i];
-    if (s != 0 && flat.indices[i].range > 1) sr.emplace_back(s < 0 ? -s : s, flat.indices[i].range);
-  }
-  std::sort(sr.begin(), sr.end());
-  int64_t span = 1;  // elements covered by the smaller strides
-  for (auto [s, r] : sr) {
-    if (s < span) return false;
-    span = s * r;
-  }
-  return true;
-}
-
-// The output access covers its whole buffer exactly once at offset 0.
-bool OutputDense(const FlatContraction& flat) {
-  const FlatAccess& out = flat.output();
-  // Constraints do not matter here: elements no valid point reaches are
-  // written as 0 by the kernel itself (see gen_contraction.cc).
-  if (out.offset != 0) return false;
-  std::vector<std::pair<int64_t, int64_t>> sr;
-  for (int i = 0; i < flat.num_indices(); ++i) {
-    int64_t s = out.strides[i];
-    if (s < 0) return false;
-    if (s != 0 && flat.indices[i].range > 1) sr.emplace_back(s, flat.indices[i].range);
-  }
-  std::sort(sr.begin(), sr.end());
-  int64_t expect = 1;
-  for (auto [s, r] : sr) {
-    if (s != expect) return false;
-    expect = CheckedMul(s, r, "an output size");
-  }
-  return expect == out.limit;
 }
 
 // Coordinates of a contraction's output in its flat indices (flat.vars).
@@ -537,7 +500,11 @@ class Lowerer {
 
   // `i`: the op's index in the program, for fusion (none for copies).
   void LowerFlatContraction(std::optional<size_t> i, const ContractionOp& c, FlatContraction flat) {
-    bool fill = c.default_tensor.has_value() || !OutputDense(flat);
+    // A panel-split output index overhanging the output (OutputCovered)
+    // needs no Fill: the kernel stores only where a valid point reaches.
+    bool dense = OutputDense(flat);
+    bool covered = !dense && !c.default_tensor && OutputCovered(flat);
+    bool fill = c.default_tensor.has_value() || (!dense && !covered);
     if (fill) EmitFill(c);
     KernelSpec k;
     k.name = NextName();
@@ -545,7 +512,7 @@ class Lowerer {
     k.flat = std::move(flat);
     k.flat.name = k.name;
     k.coords = ContractionCoords(c, k.flat);
-    k.store_reached_only = fill;
+    k.store_reached_only = fill || covered;
     for (const auto& a : c.inputs) AddInput(k, a.tensor);
     std::vector<size_t> fused;
     if (!fill && i) fused = CollectFusable(*i, k, {c.output});
@@ -600,13 +567,23 @@ class Lowerer {
     for (const FlatIndex& idx : flat.indices) work = CheckedMul(work, idx.range, "the work size");
     std::optional<ContractionOp> moved;
     int64_t range_v = flat.indices[v].range;
-    int64_t block = options_.vector_block;
-    bool pack = block > 0 && range_v > block && range_v % block == 0;
+    int64_t block = PanelWidth(range_v);
     for (int a = 1; a <= flat.num_inputs; ++a) {
       int64_t s = flat.accesses[a].strides[v];
-      if (s == 0 || (s == 1 && (split || !pack))) continue;
       const ContractionOp::Access& access = c.inputs[a - 1];
       const TensorDecl& t = program_.Tensor(access.tensor);
+      // What one panel walk reads: the input, or one slice of it where it
+      // moves along other output indices too (a batch: B[b, k, n]).
+      int64_t slice = t.shape.ElementCount() * lang::BitWidth(t.shape.dtype) / 8;
+      bool batched = false;
+      for (int i = 0; i < flat.num_indices(); ++i)
+        if (i != v && flat.output().strides[i] != 0 && flat.accesses[a].strides[i] != 0) {
+          slice /= flat.indices[i].range;
+          batched = true;
+        }
+      bool pack = block > 0 && ((range_v % options_.vector_block == 0 && !batched) ||
+                                slice >= options_.padded_panel_min_bytes);
+      if (s == 0 || (s == 1 && (split || !pack))) continue;
       if (t.shape.ElementCount() * 16 > work) continue;  // copying would not pay
       // Exactly one dimension indexed by v alone, with coefficient 1.
       int dim = -1, uses = 0;
@@ -621,6 +598,25 @@ class Lowerer {
       moved->inputs[a - 1].tensor = CopyForVectors(t, dim, split ? split : pack ? block : 0);
     }
     return moved;
+  }
+
+  // The panel width for a vector index of `range` values (0: no panels):
+  // LowerOptions::vector_block where it divides the range; else the one of
+  // 4, 3 or 2 of its 4 vectors whose padded last panel wastes least, if
+  // that is at most 1/16 of the range (N = 333: panels of 48, 336
+  // computed; 509: 64, 512). More waste is not worth the packing: N = 100
+  // stays unpacked (7 vectors of 16, no panel of 32 or 48 pads less).
+  int64_t PanelWidth(int64_t range) const {
+    int64_t block = options_.vector_block;
+    if (block <= 0 || range <= block) return 0;
+    if (range % block == 0 || block % 4 != 0) return range % block == 0 ? block : 0;
+    int64_t best = 0, best_padded = INT64_MAX;
+    for (int64_t n : {4, 3, 2}) {
+      int64_t b = block / 4 * n;
+      int64_t padded = (range + b - 1) / b * b;
+      if (padded < best_padded) best = b, best_padded = padded;
+    }
+    return (best_padded - range) * 16 <= range ? best : 0;
   }
 
   // A copy of `t` (in a new temporary) whose dimension `dim` is innermost;

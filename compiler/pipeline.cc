@@ -139,6 +139,7 @@ CompiledProgram CompileProgram(const lang::Program& program, const CompileOption
   if (!codegen.use_local && codegen.vectorize) {
     lower.relayout_for_vectors = true;
     lower.vector_block = VectorBlockElements(options.hw);
+    lower.padded_panel_min_bytes = options.hw.l2_bytes / 4;
     // Fewer outputs than a few per core: split the reduction instead.
     lower.split_max_outputs = 4 * std::max<int64_t>(options.hw.compute_units, 1);
     if (lower.row_group_max_bytes < 0) lower.row_group_max_bytes = options.hw.l2_bytes / 2;

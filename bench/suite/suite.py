@@ -252,7 +252,17 @@ def check(tilec, case, tmp):
     return float(np.max(np.abs(got - want)) / scale)
 
 
+# Seconds to wait before timing a tilec binary. The peers (PyTorch, OpenBLAS)
+# ran just before in this process, and their worker threads keep spinning on
+# a core for a while after the last call: a short tilec run started at once
+# gets one core instead of two (matmul 333^3, identical kernels: 0.40 ms in
+# 10 of 10 runs right after 0.3 s of PyTorch matmuls, 0.19 ms in 7 of 10
+# after a 1 s pause; load 8).
+TILEC_PAUSE_S = 1.0
+
+
 def time_tilec(tilec, case, runs, warmup):
+    time.sleep(TILEC_PAUSE_S)
     cmd = [tilec, "bench", os.path.join(HERE, case["tile"]), "--json", "--runs", str(runs),
            "--warmup", str(warmup)] + shape_args(case)
     return json.loads(subprocess.run(cmd, check=True, capture_output=True, text=True).stdout)
