@@ -34,6 +34,9 @@ struct CodegenOptions {
   bool vectorize = true;
   // Vector form: rows of the register block along p (0: from the registers).
   int64_t vector_rows = 0;
+  // Flat form: the work-group shape, threads along each flat index
+  // (PlanThreads; empty: AssignOutputThreads). The other forms ignore it.
+  std::vector<int64_t> work_group;
 };
 
 struct GeneratedKernel {

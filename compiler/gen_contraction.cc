@@ -33,7 +33,7 @@ class FlatGen {
  public:
   FlatGen(const KernelSpec& spec, const lang::Program& program, const std::vector<int64_t>& tile,
           const HardwareModel& hw, const CodegenOptions& options)
-      : spec_(spec), flat_(spec.flat), program_(program), tile_(tile), hw_(hw) {
+      : spec_(spec), flat_(spec.flat), program_(program), tile_(tile), hw_(hw), work_group_(options.work_group) {
     contraction_ = flat_.generate_contraction;
     use_local_ = contraction_ && options.use_local;
     int n = flat_.num_indices();
@@ -44,7 +44,7 @@ class FlatGen {
 
   GeneratedKernel Run() {
     GeneratedKernel out;
-    plan_ = PlanThreads(flat_, tile_, hw_);
+    plan_ = PlanThreads(flat_, tile_, hw_, work_group_);
     out.function.name = spec_.name;
     out.function.index_type = IndexTypeFor(flat_);
     out.function.params = BufferParams(spec_, program_);
@@ -444,6 +444,7 @@ class FlatGen {
   const lang::Program& program_;
   std::vector<int64_t> tile_;
   const HardwareModel& hw_;
+  std::vector<int64_t> work_group_;  // CodegenOptions::work_group
   bool contraction_ = true;
   bool use_local_ = false;
   bool hit_needed_ = false;

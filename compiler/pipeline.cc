@@ -93,8 +93,36 @@ std::optional<KernelConfig> ConfigFor(const KernelSpec& spec, const KernelSignat
     config.tile = FromCanonical(signature, config.tile);
     if (!TileFits(spec.flat, config.tile)) return std::nullopt;
   }
+  if (!config.work_group.empty()) {
+    if (config.work_group.size() != signature.order.size()) return std::nullopt;
+    config.work_group = FromCanonical(signature, config.work_group);
+  }
   *tuned = true;
   return config;
+}
+
+// The work-group shape of a flat kernel whose tile is chosen: its
+// configuration's, else --work-group's. A tuned one that does not fit the
+// tile is dropped (the cost model's then); a named one is a UserError.
+std::vector<int64_t> WorkGroupFor(const KernelSpec& spec, CompiledKernel& k, const CompileOptions& options) {
+  std::vector<int64_t> shape;
+  std::string origin;
+  if (k.config && !k.config->work_group.empty()) {
+    shape = k.config->work_group;
+    origin = k.tuned ? "" : fmt::format("the work-group shape of {}", spec.name);
+  } else if (auto w = options.work_groups.find(spec.name); w != options.work_groups.end()) {
+    shape = w->second;
+    origin = fmt::format("--work-group {}={}", spec.name, fmt::join(shape, ","));
+  }
+  if (shape.empty()) return shape;
+  std::string why = CheckWorkGroup(spec.flat, k.tile, options.hw, shape);
+  if (why.empty()) return shape;
+  if (origin.empty()) {
+    k.config->work_group.clear();
+    return {};
+  }
+  TILEC_USER_ERROR("{}: {} (the tile is {}; see tilec compile --emit plan)", origin, why,
+                   TileText(spec.flat, k.tile));
 }
 
 }  // namespace
@@ -105,6 +133,7 @@ std::string ToString(const KernelConfig& c) {
   if (c.use_local) parts.push_back(fmt::format("local {}", *c.use_local ? 1 : 0));
   if (c.vector) parts.push_back(fmt::format("vector {}", *c.vector ? 1 : 0));
   if (c.vector_rows) parts.push_back(fmt::format("rows {}", c.vector_rows));
+  if (!c.work_group.empty()) parts.push_back(fmt::format("group [{}]", fmt::join(c.work_group, ", ")));
   return parts.empty() ? "default" : fmt::format("{}", fmt::join(parts, " "));
 }
 
@@ -196,6 +225,7 @@ CompiledProgram CompileProgram(const lang::Program& program, const CompileOption
           });
       k.tile = k.config && !k.config->tile.empty() ? k.search->best().tile
                                                    : ChooseTile(spec, *k.search, options);
+      kernel_codegen.work_group = WorkGroupFor(spec, k, options);
     }
     k.code = stages.Run(
         "plan", [&] { return GenerateKernel(spec, out.program, k.tile, options.hw, kernel_codegen); },

@@ -38,11 +38,14 @@ struct KernelConfig {
   std::optional<bool> use_local;  // stage inputs in local memory
   std::optional<bool> vector;     // the vector form (where the kernel fits it)
   int64_t vector_rows = 0;        // vector form: register block rows; 0: automatic
+  // Flat form: the work-group shape, threads along each flat index (1 for
+  // reductions; CheckWorkGroup); empty: the cost model's (AssignOutputThreads).
+  std::vector<int64_t> work_group;
   bool operator==(const KernelConfig&) const = default;
 };
 
-// "tile [8, 32, 1] local 0 vector 1 rows 4" (only the fields that are set;
-// "default" for none).
+// "tile [8, 32, 1] local 0 vector 1 rows 4 group [1, 16, 1]" (only the
+// fields that are set; "default" for none).
 std::string ToString(const KernelConfig& config);
 
 struct CompileOptions {
@@ -65,6 +68,10 @@ struct CompileOptions {
   bool vectorize = true;
   // Vector form: force the register block's rows (autotuning); 0: automatic.
   int64_t vector_rows = 0;
+  // Flat form: a kernel's work-group shape by kernel name (KernelConfig::
+  // work_group; `--work-group`). One that does not fit the kernel's tile
+  // (CheckWorkGroup) is a UserError.
+  std::map<std::string, std::vector<int64_t>> work_groups;
   // A kernel's configuration by kernel name ("kernel_0"), as the tuner tries
   // candidates; takes precedence over forced_tiles, candidate_rank and tuned.
   // A tile that does not fit the kernel is a UserError.

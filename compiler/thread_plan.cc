@@ -13,12 +13,46 @@ int64_t CeilDiv(int64_t a, int64_t b) { return (a + b - 1) / b; }
 int64_t Abs(int64_t v) { return v < 0 ? -v : v; }
 }  // namespace
 
+std::string CheckWorkGroup(const FlatContraction& flat, const std::vector<int64_t>& tile,
+                           const HardwareModel& hw, const std::vector<int64_t>& work_group) {
+  if (work_group.size() != flat.indices.size())
+    return fmt::format("{} sizes for {} indices", work_group.size(), flat.indices.size());
+  int64_t total = 1;
+  for (size_t i = 0; i < work_group.size(); ++i) {
+    const std::string& name = flat.indices[i].name;
+    int64_t t = work_group[i];
+    if (flat.output().strides[i] == 0) {
+      if (t != 1) return fmt::format("{} is a reduction index: its threads must be 1, not {}", name, t);
+      continue;
+    }
+    // As AssignOutputThreads may: up to the tile rounded up to a power of
+    // two (the threads past the tile's edge idle).
+    int64_t most = 1;
+    while (most < tile[i]) most *= 2;
+    if (t < 1) return fmt::format("{} threads along {}: at least 1", t, name);
+    if (t > most)
+      return fmt::format("{} threads along {}: at most {} (its tile, {}, rounded up to a power of two)", t, name,
+                         most, tile[i]);
+    total *= t;  // <= twice the product of the tile, which fits in 64 bits
+  }
+  if (total > hw.max_work_group_size)
+    return fmt::format("{} threads in all: the device allows at most {}", total, hw.max_work_group_size);
+  return "";
+}
+
 ThreadPlan PlanThreads(const FlatContraction& flat, const std::vector<int64_t>& tile,
-                       const HardwareModel& hw) {
+                       const HardwareModel& hw, const std::vector<int64_t>& work_group) {
   TILEC_CHECK(tile.size() == flat.indices.size(), "tile of {} for {} indices", tile.size(),
               flat.indices.size());
   ThreadPlan plan;
-  std::vector<int64_t> threads = AssignOutputThreads(flat, tile, hw);
+  std::vector<int64_t> threads;
+  if (work_group.empty()) {
+    threads = AssignOutputThreads(flat, tile, hw);
+  } else {
+    std::string why = CheckWorkGroup(flat, tile, hw, work_group);
+    TILEC_CHECK(why.empty(), "work-group shape: {}", why);
+    threads = work_group;
+  }
   const std::vector<int64_t>& out_strides = flat.output().strides;
   std::vector<int> outs;
   for (int i = 0; i < flat.num_indices(); ++i) {

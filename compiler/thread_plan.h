@@ -41,10 +41,22 @@ struct ThreadPlan {
   std::array<int64_t, 3> num_groups = {1, 1, 1};
 };
 
-// Pre: Verify(flat); tile has one entry per index with 1 <= tile <= range.
-// Post: a plan whose work-group size is at most hw.threads.
+// Pre: Verify(flat); tile has one entry per index with 1 <= tile <= range;
+// `work_group` empty or passing CheckWorkGroup.
+// Post: a plan whose work-group size is at most hw.threads, or with
+// `work_group` (the work-group shape: threads along each flat index, 1 for
+// reductions; a tuning knob, CodegenOptions::work_group) exactly those
+// threads.
 ThreadPlan PlanThreads(const FlatContraction& flat, const std::vector<int64_t>& tile,
-                       const HardwareModel& hw);
+                       const HardwareModel& hw, const std::vector<int64_t>& work_group = {});
+
+// "" if `work_group` is a shape PlanThreads takes for `tile`: one entry per
+// index, 1 for reduction indices, between 1 and the tile rounded up to a
+// power of two along output indices (threads past the tile's edge idle, as
+// AssignOutputThreads makes them), at most hw.max_work_group_size threads in
+// all; else why not.
+std::string CheckWorkGroup(const FlatContraction& flat, const std::vector<int64_t>& tile,
+                           const HardwareModel& hw, const std::vector<int64_t>& work_group);
 
 // One line per output dim and the group packing, for `--emit plan`.
 std::string ToString(const ThreadPlan& plan, const FlatContraction& flat);

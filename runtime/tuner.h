@@ -8,10 +8,14 @@
 //  2. Candidates: the cost model's top tiles (a full best-first search), and
 //     the form knobs that matter on the device — on CPUs the vector form's
 //     register rows, and the flat form with the top tiles; on OpenCL local
-//     staging on and off. Candidates that generate the same code as one
-//     tried already are skipped without a trial.
+//     staging on and off, then work-group shapes for the fastest flat-form
+//     tile. Candidates that generate the same code as one tried already are
+//     skipped without a trial.
 //  3. A local search around the best so far: each tile size doubled and
 //     halved (vector rows one up and down), while it improves.
+//  4. The model's pick and the two fastest others timed again side by side,
+//     in turns: the winner and the record's figures come from those turns
+//     (sequential medians drift with the machine's load).
 // Every candidate is compiled, run on random inputs and compared with the
 // reference evaluator (on large kernels, with the model's pick's outputs)
 // before it may win, then timed: warm-up runs, then repeated runs of the

@@ -25,6 +25,11 @@ json::Value ConfigJson(const compiler::KernelConfig& c) {
   if (c.use_local) o["local"] = *c.use_local;
   if (c.vector) o["vector"] = *c.vector;
   if (c.vector_rows) o["vector_rows"] = c.vector_rows;
+  if (!c.work_group.empty()) {
+    json::Array group;
+    for (int64_t t : c.work_group) group.push_back(t);
+    o["work_group"] = std::move(group);
+  }
   return o;
 }
 
@@ -53,6 +58,15 @@ bool ParseConfig(const json::Value* v, compiler::KernelConfig& c, std::string& e
     if (!n || *n < 0 || *n > 64) return error = "'vector_rows' is not an integer in [0, 64]", false;
     c.vector_rows = *n;
   }
+  if (const json::Value* group = o->get("work_group")) {
+    const json::Array* a = group->getAsArray();
+    if (!a) return error = "'work_group' is not an array", false;
+    for (const json::Value& t : *a) {
+      std::optional<int64_t> n = t.getAsInteger();
+      if (!n || *n < 1) return error = "'work_group' holds a size that is not a positive integer", false;
+      c.work_group.push_back(*n);
+    }
+  }
   return true;
 }
 
@@ -79,6 +93,7 @@ std::string ToJsonLine(const TuningRecord& r) {
                    {"max_ms", t.max_ms},           {"ok", t.ok},               {"model_score", t.model_score}};
     if (t.model_rank >= 0) o["model_rank"] = t.model_rank;
     if (!t.note.empty()) o["note"] = t.note;
+    if (t.paired) o["paired"] = true;
     trials.push_back(std::move(o));
   }
   json::Object o{{"signature", r.signature}, {"device", r.device},       {"version", r.version},
@@ -127,6 +142,7 @@ std::optional<TuningRecord> ParseJsonLine(std::string_view line, std::string* er
       trial.note = Str(*t, "note");
       trial.model_score = Num(*t, "model_score", 0);
       trial.model_rank = static_cast<int>(t->getInteger("model_rank").value_or(-1));
+      trial.paired = t->getBoolean("paired").value_or(false);
       r.trials.push_back(std::move(trial));
     }
   }

@@ -6,6 +6,8 @@
 //   {"signature": "9f…", "device": "llvm:cpu | Intel … ", "version": "0.4.0",
 //    "kernel": "contraction [1, 9, 7, 6, 3, 3, 5]", "program": "conv.tile",
 //    "winner": {"tile": [1, 9, 7, 6, 1, 1, 5], "vector": true, "vector_rows": 4},
+//    (or on OpenCL {"tile": […], "local": false, "vector": false,
+//     "work_group": [1, 8, 1, 4, 1, 1, 1]}: threads per index),
 //    "median_ms": 0.21, "model_ms": 0.25, "flops": 340200,
 //    "trials": [{"config": {…}, "median_ms": …, "min_ms": …, "max_ms": …,
 //                "ok": true, "note": "", "model_score": 0.8}, …]}
@@ -40,6 +42,10 @@ struct TuningTrial {
   std::string note;      // why not ok ("mismatch: …", "error: …"), or "" 
   double model_score = 0;  // the cost model's score of the tile (0: none)
   int model_rank = -1;     // its position in the cost model's ranking (0: best; -1: none)
+  // Timed again side by side with the model's pick and the other finalists
+  // (the figures above are then those turns'); only such trials can win
+  // once any was.
+  bool paired = false;
 };
 
 struct TuningRecord {

@@ -114,6 +114,54 @@ class TuneTest(unittest.TestCase):
     def test_tune_opencl_then_run_uses_the_winner(self) -> None:
         self.tune_and_run("opencl")
 
+    def test_opencl_work_group_shapes(self) -> None:
+        # The flat form (--vector 0) on OpenCL: the candidates include
+        # several work-group shapes; the finalists are timed side by side.
+        r = self.tilec("tune", str(self.file), *SHAPES, "--target", "opencl", "--vector", "0", "--trials", "12",
+                       "--budget", "120s", "--seed", "5", "--top", "1", "-q")
+        records = self.records()
+        self.assertEqual(len(records), 2, records)
+        mm = records[0]
+        shapes = {json.dumps(t["config"]["work_group"]) for t in mm["trials"] if "work_group" in t["config"]}
+        self.assertGreaterEqual(len(shapes), 2, mm["trials"])
+        for t in mm["trials"]:
+            if "work_group" in t["config"]:
+                self.assertTrue(t["ok"], t)
+                self.assertEqual(t["config"]["vector"], False)
+        self.assertTrue(mm["trials"][0].get("paired"), mm["trials"][0])
+        self.assertIn(mm["winner"], [t["config"] for t in mm["trials"] if t.get("paired")])
+        r = self.tilec("tune", "--show", str(self.file), *SHAPES, "--target", "opencl", "-v")
+        self.assertIn(" group [", r.stdout)
+
+        # Make a work-group shape the winner: run applies it (the -v log and
+        # the emitted launch say so) and matches the evaluator.
+        trial = next(t for t in mm["trials"] if "work_group" in t["config"])
+        mm["winner"] = trial["config"]
+        (self.cache / "tuning.jsonl").write_text("".join(json.dumps(x) + "\n" for x in records))
+        r = self.run_check("opencl", "--vector", "0")
+        self.assertRegex(r.stderr, r"tilec: kernel_0: tuned configuration from the tuning cache: .*group \[")
+        threads = 1
+        for t in trial["config"]["work_group"]:
+            threads *= t
+        r = self.tilec("compile", str(self.file), *SHAPES, "--target", "opencl", "--hw", "device", "--vector", "0",
+                       "--emit", "plan")
+        self.assertIn(f"Threads {threads} ", r.stdout)
+
+    def test_work_group_option(self) -> None:
+        # --work-group on compile and run, and a shape that does not fit.
+        r = self.tilec("compile", str(self.file), *SHAPES, "--target", "opencl", "--hw", "device", "--vector", "0",
+                       "--tile", "kernel_0=8,16,11", "--work-group", "kernel_0=3,5,1", "--emit", "plan",
+                       "--no-tuning-cache")
+        self.assertIn("Threads 15 ", r.stdout)
+        self.run_check("opencl", "--vector", "0", "--tile", "kernel_0=8,16,11", "--work-group", "kernel_0=3,5,1")
+        r = self.tilec("run", str(self.file), "--random-inputs", *SHAPES, "--target", "opencl", "--vector", "0",
+                       "--tile", "kernel_0=8,16,11", "--work-group", "kernel_0=3,5,2", code=1)
+        self.assertIn("--work-group kernel_0=3,5,2: ", r.stderr)
+        self.assertIn("is a reduction index: its threads must be 1, not 2", r.stderr)
+        r = self.tilec("run", str(self.file), "--random-inputs", *SHAPES, "--target", "opencl", "--vector", "0",
+                       "--work-group", "kernel_9=1", code=1)
+        self.assertIn("--work-group kernel_9: the program has no kernel 'kernel_9'", r.stderr)
+
     def test_quiet_prints_no_progress(self) -> None:
         r = self.tilec("tune", str(self.file), *SHAPES, "--target", "llvm", *TUNE, "-q")
         self.assertNotIn("trial", r.stderr)

@@ -6,6 +6,7 @@
 
 #include <cmath>
 
+#include "compiler/thread_plan.h"
 #include "support/error.h"
 #include "tests/unit/flat_fixtures.h"
 
@@ -276,6 +277,36 @@ TEST(CostModel, SeedExampleHardwareMatchesTheLog) {
   EXPECT_LT(hw.max_mem, 20656);
   EXPECT_GE(hw.max_regs, 8192);
   EXPECT_LT(hw.max_regs, 32768);
+}
+
+// A work-group shape forced by the tuner or --work-group: exactly those
+// threads, any count up to the tile (not only powers of two), each thread
+// looping over the rest of its index's tile.
+TEST(ThreadPlan, ForcedWorkGroup) {
+  HardwareModel hw = SeedExampleHardware();
+  FlatContraction f = Matmul();
+  ThreadPlan plan = PlanThreads(f, {4, 8, 19}, hw, {3, 5, 1});
+  EXPECT_EQ(plan.threads, 15);
+  ASSERT_EQ(plan.outputs.size(), 2u);
+  EXPECT_EQ(plan.outputs[0].index, 1);  // j: the output's stride 1, fastest
+  EXPECT_EQ(plan.outputs[0].threads, 5);
+  EXPECT_EQ(plan.outputs[0].loops, 2);  // ceil(8 / 5)
+  EXPECT_EQ(plan.outputs[1].threads, 3);
+  EXPECT_EQ(plan.outputs[1].thread_stride, 5);
+  EXPECT_EQ(plan.accumulators, 4);
+  // Without a shape: the cost model's (AssignOutputThreads).
+  EXPECT_EQ(PlanThreads(f, {4, 8, 19}, hw).threads, 32);
+
+  EXPECT_EQ(CheckWorkGroup(f, {4, 8, 19}, hw, {3, 5, 1}), "");
+  EXPECT_EQ(CheckWorkGroup(f, {4, 8, 19}, hw, {3, 5}), "2 sizes for 3 indices");
+  EXPECT_EQ(CheckWorkGroup(f, {4, 8, 19}, hw, {1, 1, 2}),
+            "k is a reduction index: its threads must be 1, not 2");
+  EXPECT_EQ(CheckWorkGroup(f, {4, 8, 19}, hw, {5, 1, 1}),
+            "5 threads along i: at most 4 (its tile, 4, rounded up to a power of two)");
+  EXPECT_EQ(CheckWorkGroup(f, {3, 8, 19}, hw, {4, 1, 1}), "");  // the 4th thread idles
+  EXPECT_EQ(CheckWorkGroup(f, {4, 8, 19}, hw, {0, 1, 1}), "0 threads along i: at least 1");
+  hw.max_work_group_size = 16;
+  EXPECT_EQ(CheckWorkGroup(f, {4, 8, 19}, hw, {4, 8, 1}), "32 threads in all: the device allows at most 16");
 }
 
 }  // namespace

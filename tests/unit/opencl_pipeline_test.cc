@@ -50,6 +50,43 @@ TEST(OpenClPipeline, ConvReluForcedTilesBothPaths) {
     }
 }
 
+TEST(OpenClPipeline, ConvReluForcedWorkGroups) {
+  // Indices: ci co i j n x y (ranges 5 6 3 3 2 9 7; outputs co n x y).
+  // Shapes with threads that do not divide the tile (loops with an edge)
+  // and are not powers of two, on a tile that divides none of ci co x y,
+  // staged and not.
+  Case c = testing::ConvReluCase();
+  std::vector<int64_t> tile = {4, 4, 3, 3, 2, 5, 4};
+  std::vector<std::vector<int64_t>> shapes = {
+      {1, 1, 1, 1, 1, 1, 1}, {1, 3, 1, 1, 2, 3, 4}, {1, 4, 1, 1, 1, 5, 1}, {1, 2, 1, 1, 2, 5, 3},
+      {1, 4, 1, 1, 2, 8, 4}};  // the last: 3 threads past x's tile idle
+  for (bool local : {false, true})
+    for (const auto& shape : shapes) {
+      compiler::CompileOptions o;
+      o.use_local = local;
+      o.vectorize = false;
+      o.forced_tiles["kernel_0"] = tile;
+      o.work_groups["kernel_0"] = shape;
+      Check(c, o, fmt::format("work group [{}] local={}", fmt::join(shape, ","), local));
+    }
+}
+
+TEST(OpenClPipeline, WorkGroupThatDoesNotFitIsAUserError) {
+  Case c = testing::ConvReluCase();
+  compiler::CompileOptions o;
+  o.hw = compiler::SeedExampleHardware();
+  o.vectorize = false;
+  o.forced_tiles["kernel_0"] = {5, 6, 3, 3, 2, 9, 7};
+  o.work_groups["kernel_0"] = {2, 1, 1, 1, 1, 1, 1};
+  try {
+    compiler::CompileProgram(testing::BindCase(c), o);
+    FAIL() << "no error";
+  } catch (const UserError& e) {
+    EXPECT_NE(e.message().find("--work-group kernel_0=2,1,1,1,1,1,1: ci is a reduction index"), std::string::npos)
+        << e.message();
+  }
+}
+
 TEST(OpenClPipeline, MatmulOddSizes) {
   Case c = testing::MatmulOddCase();
   for (bool local : {false, true}) {

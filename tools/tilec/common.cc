@@ -102,6 +102,12 @@ void AddKernelOptions(CLI::App* app, KernelOptions& o) {
       ->capture_default_str()
       ->check(CLI::Range(int64_t{0}, int64_t{64}))
       ->type_name("N");
+  app->add_option("--work-group", o.work_groups,
+                  "Flat form (OpenCL, --vector 0): a kernel's work-group shape, threads along each flat index "
+                  "as --tile lists them (1 for reductions), e.g. --work-group kernel_0=1,16,8")
+      ->check(NameValueValidator())
+      ->type_name("KERNEL=THREADS")
+      ->allow_extra_args(false);
   app->add_flag("--no-tuning-cache", o.no_tuning_cache,
                 "Ignore the tuning cache: compile every kernel with the cost model's pick (see tilec tune)");
   app->add_flag("--no-relayout", o.no_relayout,
@@ -114,6 +120,7 @@ void ApplyKernelOptions(const KernelOptions& o, compiler::CompileOptions& c) {
   c.candidate_rank = ParseRankArgs(o.ranks, "--rank");
   c.vectorize = o.vector != 0;
   c.vector_rows = o.vector_rows;
+  c.work_groups = ParseTileArgs(o.work_groups, "--work-group");
   c.layouts.relayout = !o.no_relayout;
   // An empty set of tuned configurations: runtime::Program::Compile then
   // does not read the tuning cache.
@@ -130,6 +137,7 @@ void CheckKernelNames(const compiler::CompileOptions& options, const compiler::C
   };
   for (const auto& [kernel, tile] : options.forced_tiles) check("--tile", kernel);
   for (const auto& [kernel, rank] : options.candidate_rank) check("--rank", kernel);
+  for (const auto& [kernel, shape] : options.work_groups) check("--work-group", kernel);
 }
 
 CLI::Option* AddSeedOption(CLI::App* app, uint64_t& seed) {

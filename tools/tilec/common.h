@@ -76,11 +76,12 @@ struct KernelOptions {
   std::vector<std::string> ranks;  // --rank KERNEL=K
   int vector = 1;                  // --vector 0: no vector form
   int64_t vector_rows = 0;         // --vector-rows: 0 automatic
+  std::vector<std::string> work_groups;  // --work-group KERNEL=T0,T1,…
   bool no_tuning_cache = false;    // --no-tuning-cache
   bool no_relayout = false;        // --no-relayout: no layout choice (`any` is row-major)
-  bool empty() const { return tiles.empty() && ranks.empty(); }
+  bool empty() const { return tiles.empty() && ranks.empty() && work_groups.empty(); }
 };
-// Adds --tile, --rank, --vector, --vector-rows, --no-tuning-cache and --no-relayout.
+// Adds --tile, --rank, --vector, --vector-rows, --work-group, --no-tuning-cache and --no-relayout.
 void AddKernelOptions(CLI::App* app, KernelOptions& o);
 // Sets the compile options the kernel options stand for (UserError for a bad --tile or --rank value).
 void ApplyKernelOptions(const KernelOptions& o, compiler::CompileOptions& c);
