@@ -59,15 +59,8 @@ std::optional<GeneratedKernel> VecGen::Run() {
   if (Chunked()) {
     EmitChunked(top);  // the blocks, the reduction in chunks, the stores
   } else if (contraction_) {
-    for (int pp = 0; pp < pb_; ++pp)
-      for (int vv = 0; vv < nv_; ++vv)
-        top.push_back(_Declare(VecType(), AccName(pp, vv), Identity()));
-    Expr fast = FastCondition();
-    bool slow_needed = PTail() || VTail();
-    for (size_t c = 0; c < flat_.constraints.size(); ++c) slow_needed |= !IsLoopBound(c);
-    if (!slow_needed) top.push_back(Compute(false));
-    else if (fast) top.push_back(_If(fast, Compute(false), Compute(true)));
-    else top.push_back(Compute(true));
+    DeclareAccumulators(top);
+    top.push_back(Reduce(0));
   }
   // The stores (the chunked form stores block by block).
   if (!Chunked()) top.push_back(Stores());

@@ -142,6 +142,14 @@ class VecGen {
   // masked-off lanes are not read, so need no clamp).
   Expr LoadInput(int a, int pp, int vv, bool clamp);
 
+  // The block's accumulators, each declared with the aggregation's identity.
+  void DeclareAccumulators(std::vector<Stmt>& top) const;
+
+  // The reduction at levels [first, last]: the fast path where the whole
+  // block satisfies every checked constraint (FastCondition), else the
+  // slow one; only one of them where the other cannot be needed.
+  Stmt Reduce(int first);
+
   // The loop nest over the reductions at levels [first, last] with the
   // accumulator updates (the levels before `first` are chunk loops around
   // it: their positions are set).

@@ -98,8 +98,7 @@ void VecGen::EmitChunked(std::vector<Stmt>& top) {
   Type slots = Type::Array(VecType(), int64_t{sb_} * pb_ * nv_);
   top.push_back(_Declare(slots, "part_", Identity()));
   Expr part = _Var("part_", slots);
-  for (int pp = 0; pp < pb_; ++pp)
-    for (int vv = 0; vv < nv_; ++vv) top.push_back(_Declare(VecType(), AccName(pp, vv), Identity()));
+  DeclareAccumulators(top);
   // Blocks of this work item: SB, fewer in the last one.
   Expr first_block = _Index(sem::ThreadIndexKind::GroupId, 0) * int64_t{sb_};
   top.push_back(_Declare(Type::Index(), "blocks_", _Min(I(sb_), I(pblocks_) - first_block)));
@@ -117,12 +116,7 @@ void VecGen::EmitChunked(std::vector<Stmt>& top) {
   std::vector<Stmt> body;
   body.push_back(SetBlock(blk));
   load_accs(body);
-  Expr fast = FastCondition();
-  bool slow_needed = PTail() || VTail();
-  for (size_t c = 0; c < flat_.constraints.size(); ++c) slow_needed |= !IsLoopBound(c);
-  if (!slow_needed) body.push_back(Compute(false, chunk_levels_));
-  else if (fast) body.push_back(_If(fast, Compute(false, chunk_levels_), Compute(true, chunk_levels_)));
-  else body.push_back(Compute(true, chunk_levels_));
+  body.push_back(Reduce(chunk_levels_));
   for (int pp = 0; pp < pb_; ++pp)
     for (int vv = 0; vv < nv_; ++vv) body.push_back(_Store(part, slot(pp, vv), Acc(pp, vv)));
   Stmt chunk = _NoUnroll(_For("blk_", I(0), blocks, 1, _Block(std::move(body))));

@@ -135,6 +135,19 @@ Expr VecGen::LoadInput(int a, int pp, int vv, bool clamp) {
   return v;
 }
 
+void VecGen::DeclareAccumulators(std::vector<Stmt>& top) const {
+  for (int pp = 0; pp < pb_; ++pp)
+    for (int vv = 0; vv < nv_; ++vv) top.push_back(_Declare(VecType(), AccName(pp, vv), Identity()));
+}
+
+Stmt VecGen::Reduce(int first) {
+  bool slow_needed = PTail() || VTail();
+  for (size_t c = 0; c < flat_.constraints.size(); ++c) slow_needed |= !IsLoopBound(c);
+  if (!slow_needed) return Compute(false, first);
+  if (Expr fast = FastCondition()) return _If(fast, Compute(false, first), Compute(true, first));
+  return Compute(true, first);
+}
+
 Stmt VecGen::Compute(bool checks, int first) {
   for (size_t k = first; k < reductions_.size(); ++k) {
     int r = reductions_[k];
