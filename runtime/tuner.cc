@@ -277,13 +277,8 @@ class KernelTuner {
       if (round >= 2 && SecondsSince(start) > kConfirmSeconds) break;
     }
     for (size_t c = 0; c < programs.size(); ++c) {
-      std::vector<double>& v = ms[c];
-      std::sort(v.begin(), v.end());
       TuningTrial& t = measured_[who[c]].trial;
-      size_t n = v.size();
-      t.median_ms = n % 2 ? v[n / 2] : (v[n / 2 - 1] + v[n / 2]) / 2;
-      t.min_ms = v.front();
-      t.max_ms = v.back();
+      SetTimes(std::move(ms[c]), t);
       t.paired = true;
     }
     confirmed_ = true;
@@ -439,12 +434,17 @@ class KernelTuner {
       ms.push_back(static_cast<double>(s.kernel_ns.at(index_)) / 1e6);
       if (options_.stop && options_.stop()) break;
     }
+    SetTimes(std::move(ms), trial);
+    trial.ok = true;
+  }
+
+  // The median, min and max of a trial's timed runs (ms, at least one).
+  static void SetTimes(std::vector<double> ms, TuningTrial& trial) {
     std::sort(ms.begin(), ms.end());
     size_t n = ms.size();
     trial.median_ms = n % 2 ? ms[n / 2] : (ms[n / 2 - 1] + ms[n / 2]) / 2;
     trial.min_ms = ms.front();
     trial.max_ms = ms.back();
-    trial.ok = true;
   }
 
   void Report(TuneProgress::Event event, const TuningTrial* last) {

@@ -15,36 +15,42 @@ namespace {
 
 namespace json = llvm::json;
 
+// A list of sizes (a tile, a work-group shape) as a JSON array.
+json::Array SizesJson(const std::vector<int64_t>& sizes) {
+  json::Array a;
+  for (int64_t t : sizes) a.push_back(t);
+  return a;
+}
+
 json::Value ConfigJson(const compiler::KernelConfig& c) {
   json::Object o;
-  if (!c.tile.empty()) {
-    json::Array tile;
-    for (int64_t t : c.tile) tile.push_back(t);
-    o["tile"] = std::move(tile);
-  }
+  if (!c.tile.empty()) o["tile"] = SizesJson(c.tile);
   if (c.use_local) o["local"] = *c.use_local;
   if (c.vector) o["vector"] = *c.vector;
   if (c.vector_rows) o["vector_rows"] = c.vector_rows;
-  if (!c.work_group.empty()) {
-    json::Array group;
-    for (int64_t t : c.work_group) group.push_back(t);
-    o["work_group"] = std::move(group);
-  }
+  if (!c.work_group.empty()) o["work_group"] = SizesJson(c.work_group);
   return o;
+}
+
+// Member `key` of `o`, if present, as positive sizes appended to `out`.
+bool ParseSizes(const json::Object& o, llvm::StringRef key, std::vector<int64_t>& out, std::string& error) {
+  const json::Value* v = o.get(key);
+  if (!v) return true;
+  const json::Array* a = v->getAsArray();
+  if (!a) return error = fmt::format("'{}' is not an array", key.str()), false;
+  for (const json::Value& t : *a) {
+    std::optional<int64_t> n = t.getAsInteger();
+    if (!n || *n < 1)
+      return error = fmt::format("'{}' holds a size that is not a positive integer", key.str()), false;
+    out.push_back(*n);
+  }
+  return true;
 }
 
 bool ParseConfig(const json::Value* v, compiler::KernelConfig& c, std::string& error) {
   const json::Object* o = v ? v->getAsObject() : nullptr;
   if (!o) return error = "a configuration is not an object", false;
-  if (const json::Value* tile = o->get("tile")) {
-    const json::Array* a = tile->getAsArray();
-    if (!a) return error = "'tile' is not an array", false;
-    for (const json::Value& t : *a) {
-      std::optional<int64_t> n = t.getAsInteger();
-      if (!n || *n < 1) return error = "'tile' holds a size that is not a positive integer", false;
-      c.tile.push_back(*n);
-    }
-  }
+  if (!ParseSizes(*o, "tile", c.tile, error)) return false;
   if (const json::Value* l = o->get("local")) {
     if (!l->getAsBoolean()) return error = "'local' is not a boolean", false;
     c.use_local = *l->getAsBoolean();
@@ -58,15 +64,7 @@ bool ParseConfig(const json::Value* v, compiler::KernelConfig& c, std::string& e
     if (!n || *n < 0 || *n > 64) return error = "'vector_rows' is not an integer in [0, 64]", false;
     c.vector_rows = *n;
   }
-  if (const json::Value* group = o->get("work_group")) {
-    const json::Array* a = group->getAsArray();
-    if (!a) return error = "'work_group' is not an array", false;
-    for (const json::Value& t : *a) {
-      std::optional<int64_t> n = t.getAsInteger();
-      if (!n || *n < 1) return error = "'work_group' holds a size that is not a positive integer", false;
-      c.work_group.push_back(*n);
-    }
-  }
+  if (!ParseSizes(*o, "work_group", c.work_group, error)) return false;
   return true;
 }
 
