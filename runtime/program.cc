@@ -129,6 +129,57 @@ void Program::Prepare() {
   }
   pool_ = std::make_unique<Pool>();
   staged_ = std::make_unique<BufferSet>();
+  constants_generation_ = std::make_unique<std::atomic<uint64_t>>(1);
+  SetConstantInputs({});
+}
+
+void Program::SetConstantInputs(const std::vector<std::string>& names) {
+  const lang::Program& prog = compiled_.program;
+  std::vector<bool> input(prog.inputs.size(), false);
+  for (const std::string& n : names) {
+    auto it = std::find(prog.inputs.begin(), prog.inputs.end(), n);
+    if (it == prog.inputs.end())
+      TILEC_USER_ERROR("constant input '{}' is not an input of the program (inputs: {})", n,
+                       fmt::join(prog.inputs, ", "));
+    input[it - prog.inputs.begin()] = true;
+  }
+  size_t num_io = prog.inputs.size() + prog.outputs.size();
+  // Writers of each slot: a temporary written by one kernel only can hold
+  // a constant result.
+  std::vector<int> writers(slot_names_.size(), 0);
+  for (size_t k = 0; k < kernel_slots_.size(); ++k)
+    for (size_t o = 0; o < compiled_.kernels[k].spec.outputs.size(); ++o) ++writers[kernel_slots_[k][o]];
+  std::vector<bool> constant(slot_names_.size(), false);
+  std::copy(input.begin(), input.end(), constant.begin());
+  std::vector<bool> kernel(kernel_slots_.size(), false);
+  for (size_t k = 0; k < kernel_slots_.size() && !names.empty(); ++k) {
+    const std::vector<size_t>& params = kernel_slots_[k];
+    size_t outs = compiled_.kernels[k].spec.outputs.size();
+    bool ok = true;
+    for (size_t a = 0; a < params.size() && ok; ++a)
+      ok = a < outs ? params[a] >= num_io && writers[params[a]] == 1 : constant[params[a]];
+    if (!ok) continue;
+    kernel[k] = true;
+    for (size_t a = 0; a < outs; ++a) constant[params[a]] = true;
+  }
+  // Inputs that only constant kernels read: their copy-in is skipped too.
+  std::vector<bool> only(prog.inputs.size(), false);
+  for (size_t i = 0; i < input.size(); ++i) {
+    if (!input[i]) continue;
+    only[i] = true;
+    for (size_t k = 0; k < kernel_slots_.size(); ++k)
+      if (!kernel[k] && std::count(kernel_slots_[k].begin(), kernel_slots_[k].end(), i)) only[i] = false;
+  }
+  constant_input_ = std::move(input);
+  constant_kernel_ = std::move(kernel);
+  constant_only_input_ = std::move(only);
+  InvalidateConstants();
+}
+
+void Program::InvalidateConstants() { constants_generation_->fetch_add(1); }
+
+bool Program::ConstantsValid(const BufferSet& set, const std::vector<const void*>& sources) const {
+  return set.constants_generation == constants_generation_->load() && set.constant_sources == sources;
 }
 
 size_t Program::HostAlignment(const std::string& tensor) const {
@@ -164,26 +215,41 @@ hal::DeviceBuffer& Program::Owned(BufferSet& set, size_t slot) {
   return *set.owned[slot];
 }
 
-RunStats Program::Launch(const std::vector<hal::DeviceBuffer*>& slots) {
+RunStats Program::Launch(BufferSet& set, const std::vector<hal::DeviceBuffer*>& slots, bool reuse,
+                         const std::vector<const void*>& sources) {
   RunStats stats;
+  uint64_t generation = constants_generation_->load();
+  if (!reuse) set.constants_generation = 0;  // a failed run leaves no stale claim
   std::vector<hal::DeviceBuffer*> args;
   for (size_t i = 0; i < kernel_slots_.size(); ++i) {
+    if (reuse && constant_kernel_[i]) {
+      stats.kernel_ns.push_back(0);
+      ++stats.skipped_kernels;
+      continue;
+    }
     args.clear();
     for (size_t s : kernel_slots_[i]) args.push_back(slots[s]);
     uint64_t ns = executable_->Launch(i, args);
     stats.kernel_ns.push_back(ns);
     stats.total_ns += ns;
   }
+  set.constants_generation = generation;
+  set.constant_sources = sources;
   return stats;
 }
 
-void Program::LaunchQuiet(const std::vector<hal::DeviceBuffer*>& slots,
-                          std::vector<hal::DeviceBuffer*>& args) {
+void Program::LaunchQuiet(BufferSet& set, const std::vector<hal::DeviceBuffer*>& slots, bool reuse,
+                          const std::vector<const void*>& sources) {
+  uint64_t generation = constants_generation_->load();
+  if (!reuse) set.constants_generation = 0;
   for (size_t i = 0; i < kernel_slots_.size(); ++i) {
-    args.clear();
-    for (size_t s : kernel_slots_[i]) args.push_back(slots[s]);
-    executable_->LaunchUntimed(i, args);
+    if (reuse && constant_kernel_[i]) continue;
+    set.args.clear();
+    for (size_t s : kernel_slots_[i]) set.args.push_back(slots[s]);
+    executable_->LaunchUntimed(i, set.args);
   }
+  set.constants_generation = generation;
+  set.constant_sources = sources;
 }
 
 bool Program::InPlaceRunnable() const {
@@ -202,8 +268,13 @@ void Program::RunInPlace(std::span<void* const> data) {
   set.wrappers.resize(n);
   set.slots.assign(slot_names_.size(), nullptr);
   std::vector<hal::DeviceBuffer*>& slots = set.slots;
+  std::vector<const void*> sources(num_in, nullptr);
+  for (size_t i = 0; i < num_in; ++i)
+    if (constant_input_[i]) sources[i] = data[i];
+  bool reuse = ConstantsValid(set, sources);
   bool copied = false;
   for (size_t i = 0; i < n; ++i) {
+    if (reuse && i < num_in && constant_only_input_[i]) continue;  // no kernel that runs reads it
     std::unique_ptr<hal::DeviceBuffer>& w = set.wrappers[i];
     if (!w || !device_->RewrapHost(*w, data[i], slot_bytes_[i])) w = device_->WrapHost(data[i], slot_bytes_[i]);
     if (w) {
@@ -217,7 +288,7 @@ void Program::RunInPlace(std::span<void* const> data) {
     if (i < num_in) device_->Write(buffer, data[i], slot_bytes_[i]);
   }
   for (size_t s = n; s < slot_names_.size(); ++s) slots[s] = &Owned(set, s);
-  LaunchQuiet(slots, set.args);
+  LaunchQuiet(set, slots, reuse, sources);
   for (size_t i = num_in; i < n; ++i) {
     if (set.wrappers[i]) {
       device_->SyncHost(*set.wrappers[i]);
@@ -253,8 +324,13 @@ void Program::RunOn(std::span<const HostView> inputs, std::span<const HostView> 
 
   std::vector<hal::DeviceBuffer*> slots(slot_names_.size(), nullptr);
   std::vector<std::unique_ptr<hal::DeviceBuffer>> wrapped(num_in + outputs.size());
+  std::vector<const void*> sources(num_in, nullptr);
+  for (size_t i = 0; i < num_in; ++i)
+    if (constant_input_[i]) sources[i] = inputs[i].device_memory ? inputs[i].device_memory : inputs[i].data;
+  bool reuse = ConstantsValid(set, sources);
   int copied = 0;
   for (size_t i = 0; i < num_in + outputs.size(); ++i) {
+    if (reuse && i < num_in && constant_only_input_[i]) continue;  // no kernel that runs reads it
     const HostView& view = i < num_in ? inputs[i] : outputs[i - num_in];
     const lang::TensorDecl& t = prog.Tensor(slot_names_[i]);
     if (view.device_memory) {
@@ -287,7 +363,7 @@ void Program::RunOn(std::span<const HostView> inputs, std::span<const HostView> 
   }
   for (size_t s = num_in + outputs.size(); s < slot_names_.size(); ++s) slots[s] = &Owned(set, s);
 
-  RunStats s = Launch(slots);
+  RunStats s = Launch(set, slots, reuse, sources);
   s.copied_views = copied;
 
   for (size_t i = num_in; i < num_in + outputs.size(); ++i) {
@@ -352,6 +428,7 @@ void Program::Upload(const std::map<std::string, lang::Tensor>& inputs) {
     std::vector<std::byte> bytes = PackToLayout(it->second, t.layout);
     device_->Write(Owned(*staged_, i), bytes.data(), bytes.size());
   }
+  staged_->constants_generation = 0;  // new contents for the constants too
   for (const auto& [name, tensor] : inputs)
     if (std::find(prog.inputs.begin(), prog.inputs.end(), name) == prog.inputs.end())
       TILEC_USER_ERROR("'{}' is not an input of the program", name);
@@ -360,7 +437,11 @@ void Program::Upload(const std::map<std::string, lang::Tensor>& inputs) {
 RunStats Program::Execute() {
   std::vector<hal::DeviceBuffer*> slots;
   for (size_t s = 0; s < slot_names_.size(); ++s) slots.push_back(&Owned(*staged_, s));
-  return Launch(slots);
+  // The staged buffers never move: Upload alone changes the constants.
+  std::vector<const void*> sources(constant_input_.size(), nullptr);
+  for (size_t i = 0; i < sources.size(); ++i)
+    if (constant_input_[i]) sources[i] = slots[i];
+  return Launch(*staged_, slots, ConstantsValid(*staged_, sources), sources);
 }
 
 std::map<std::string, lang::Tensor> Program::Download() {
@@ -399,6 +480,7 @@ void Program::WriteBuffer(const std::string& tensor, const std::vector<std::byte
   if (bytes.size() != b->size())
     TILEC_USER_ERROR("{} bytes for the {}-byte buffer of '{}'", bytes.size(), b->size(), tensor);
   device_->Write(*b, bytes.data(), bytes.size());
+  staged_->constants_generation = 0;
 }
 
 }  // namespace tilec::runtime

@@ -14,6 +14,7 @@
 // benchmarks only.
 #pragma once
 
+#include <atomic>
 #include <map>
 #include <memory>
 #include <mutex>
@@ -33,6 +34,7 @@ struct RunStats {
   std::vector<uint64_t> kernel_ns;  // device time of each kernel, in order
   uint64_t total_ns = 0;            // sum of kernel_ns
   int copied_views = 0;             // RunOn: views copied in or out instead of used in place
+  int skipped_kernels = 0;          // constant kernels not run (their results kept; 0 ns each)
 };
 
 class Program {
@@ -76,6 +78,22 @@ class Program {
   // caller's memory), so RunInPlace may run the program.
   bool InPlaceRunnable() const;
 
+  // Constant inputs (a network's weights): the caller promises that their
+  // contents do not change between runs. A kernel that reads only constants
+  // (and the results of such kernels) and writes only temporaries nothing
+  // else writes (a relayout of the weights into panels) then runs in the
+  // first run of each pooled buffer set and is skipped in later ones, and a
+  // copy-in that only such kernels read is skipped too. Giving a constant
+  // input other memory than in the set's last run (another pointer, or a new
+  // Upload) runs them again; so does InvalidateConstants() after the caller
+  // changed a constant in place. SetConstantInputs replaces the list (empty:
+  // none); UserError for a name that is not an input. Neither may be called
+  // while a run is in progress on another thread.
+  void SetConstantInputs(const std::vector<std::string>& names);
+  void InvalidateConstants();
+  // The kernels skipped once constants are cached, by index in compiled().kernels.
+  const std::vector<bool>& constant_kernels() const { return constant_kernel_; }
+
   // Uploads inputs once, then runs the kernels only (for benchmarks).
   void Upload(const std::map<std::string, lang::Tensor>& inputs);
   RunStats Execute();
@@ -110,6 +128,10 @@ class Program {
     // outputs), and the slot and argument lists it reuses.
     std::vector<std::unique_ptr<hal::DeviceBuffer>> wrappers;
     std::vector<hal::DeviceBuffer*> slots, args;
+    // The constant kernels' results in this set are valid for this
+    // generation (0: never computed) and these constant inputs' memory.
+    uint64_t constants_generation = 0;
+    std::vector<const void*> constant_sources;
   };
   class Pool;
 
@@ -117,9 +139,16 @@ class Program {
   void Prepare();
   hal::DeviceBuffer& Owned(BufferSet& set, size_t slot);
   hal::DeviceBuffer* StagedBuffer(const std::string& tensor) const;
-  RunStats Launch(const std::vector<hal::DeviceBuffer*>& slots);
-  // Launch without stats, its argument list kept in `args`.
-  void LaunchQuiet(const std::vector<hal::DeviceBuffer*>& slots, std::vector<hal::DeviceBuffer*>& args);
+  // Whether `set` holds the constant kernels' results for constant inputs at
+  // `sources` (one per input, null for the non-constant ones).
+  bool ConstantsValid(const BufferSet& set, const std::vector<const void*>& sources) const;
+  // Runs the kernels, skipping the constant ones when `reuse`; then records
+  // in `set` that its constant results are valid for `sources`.
+  RunStats Launch(BufferSet& set, const std::vector<hal::DeviceBuffer*>& slots, bool reuse,
+                  const std::vector<const void*>& sources);
+  // Launch without stats, its argument list kept in `set.args`.
+  void LaunchQuiet(BufferSet& set, const std::vector<hal::DeviceBuffer*>& slots, bool reuse,
+                   const std::vector<const void*>& sources);
 
   std::shared_ptr<hal::Device> device_;
   compiler::CompiledProgram compiled_;
@@ -129,6 +158,11 @@ class Program {
   std::vector<size_t> slot_bytes_;
   std::vector<size_t> slot_alignment_;
   std::vector<std::vector<size_t>> kernel_slots_;  // each kernel's parameters
+  // Constant inputs (SetConstantInputs), by input index; the kernels that
+  // read only constants; the inputs read by such kernels alone; the
+  // generation that InvalidateConstants advances.
+  std::vector<bool> constant_input_, constant_kernel_, constant_only_input_;
+  std::unique_ptr<std::atomic<uint64_t>> constants_generation_;
   std::unique_ptr<Pool> pool_;
   std::unique_ptr<BufferSet> staged_;  // Upload/Execute/Download
 };

@@ -1,5 +1,5 @@
 // `tilec bench FILE -s NAME=SHAPE[:LAYOUT]... [--target T] [--runs N]
-// [--warmup W] [--seed S] [--json] [--tile KERNEL=SIZES] [--rank KERNEL=K]`:
+// [--warmup W] [--seed S] [--json] [--constant NAME] [--tile KERNEL=SIZES] [--rank KERNEL=K]`:
 // compile a program once, upload random inputs once, then time whole-program
 // executions (every kernel, inputs already on the device) and report the
 // median and minimum wall time, GFLOP/s, GB/s and each kernel's device time.
@@ -32,12 +32,14 @@ struct BenchOptions {
   int warmup = 3;
   uint64_t seed = 1;
   bool json = false;
+  std::vector<std::string> constants;  // --constant: inputs whose derived kernels run once
   KernelOptions kernel;
 };
 
 struct KernelTime {
   std::string name;
-  double median_ms = 0;  // device time
+  double median_ms = 0;   // device time
+  bool constant = false;  // reads only --constant inputs: ran once, skipped in the timed runs
 };
 
 struct BenchResult {
@@ -99,6 +101,7 @@ BenchResult BenchDevice(const BenchOptions& opts, const std::string& target, con
   if (global.verbose >= 1) fmt::print(stderr, "tilec: compile and build: {:.2f} ms\n", r.compile_ms);
   CheckKernelNames(options, compiled.compiled());
   LogTunedKernels(global, compiled.compiled());
+  compiled.SetConstantInputs(opts.constants);
   Timed(global, "upload", [&] { compiled.Upload(inputs); });
 
   size_t kernel_count = compiled.compiled().kernels.size();
@@ -112,7 +115,7 @@ BenchResult BenchDevice(const BenchOptions& opts, const std::string& target, con
   });
   r.time = Summarize(std::move(ms));
   for (size_t k = 0; k < kernel_count; ++k) {
-    KernelTime kt{compiled.compiled().kernels[k].spec.name, 0};
+    KernelTime kt{compiled.compiled().kernels[k].spec.name, 0, compiled.constant_kernels()[k]};
     if (!kernel_ms[k].empty()) kt.median_ms = Summarize(kernel_ms[k]).median_ms;
     r.kernels.push_back(std::move(kt));
   }
@@ -146,7 +149,8 @@ std::string Scaled(double v, std::string_view unit) {
 std::string ToJson(const BenchOptions& opts, const BenchResult& r) {
   std::vector<std::string> kernels;
   for (const KernelTime& k : r.kernels)
-    kernels.push_back(fmt::format("{{\"name\": {}, \"median_ms\": {}}}", JsonQuote(k.name), k.median_ms));
+    kernels.push_back(fmt::format("{{\"name\": {}, \"median_ms\": {}, \"constant\": {}}}", JsonQuote(k.name),
+                                  k.median_ms, k.constant));
   return fmt::format(
       "{{\"file\": {}, \"target\": {}, \"device\": {}, \"runs\": {}, \"warmup\": {}, \"compile_ms\": {}, "
       "\"median_ms\": {}, \"min_ms\": {}, \"mean_ms\": {}, \"max_ms\": {}, \"flops\": {}, \"bytes\": {}, "
@@ -167,7 +171,8 @@ std::string ToText(const BenchOptions& opts, const BenchResult& r) {
                    PerSecond(r.work.flops, r.time.median_ms) / 1e9, Scaled(r.work.flops, "FLOP"),
                    PerSecond(r.work.bytes, r.time.median_ms) / 1e9, Scaled(r.work.bytes, "B"));
   for (const KernelTime& k : r.kernels)
-    s += fmt::format("  {:<11} median {:.3f} ms (device time)\n", k.name, k.median_ms);
+    s += fmt::format("  {:<11} median {:.3f} ms (device time{})\n", k.name, k.median_ms,
+                     k.constant ? "; reads constants only: ran once before the timed runs" : "");
   return s;
 }
 
@@ -213,7 +218,8 @@ Command AddBenchCommand(CLI::App& parent, const GlobalOptions& global) {
       "The program is compiled once and its random inputs (as tilec run --random-inputs makes them)\n"
       "are uploaded once; then W warm-up and N timed executions of the whole program (every kernel)\n"
       "run back to back, each timed with a steady clock around the launches (inputs stay on the\n"
-      "device; outputs are not read back). Per-kernel times are the device's own timers.\n\n"
+      "device; outputs are not read back). Per-kernel times are the device's own timers. With\n"
+      "--constant, kernels that read only constant inputs run in the first execution only.\n\n"
       "Work (the convention oneDNN and BLAS use):\n"
       "  FLOPs: a contraction visits its full index box (the product of all its index ranges,\n"
       "         padding taps included): 2 FLOPs per point, one multiply-accumulate, for a sum\n"
@@ -225,6 +231,7 @@ Command AddBenchCommand(CLI::App& parent, const GlobalOptions& global) {
       "Examples:\n"
       "  tilec bench examples/conv_relu.tile -s D=f32[1,56,56,64] -s K=f32[3,3,64,64]\n"
       "  tilec bench examples/matmul.tile -s A=f32[512,512] -s B=f32[512,512] --runs 50 --json\n"
+      "  tilec bench examples/conv_relu.tile -s D=f32[1,14,14,256] -s K=f32[3,3,256,256] --constant K\n"
       "  tilec bench examples/matmul.tile -s 'A=f32[512,512]:order(1,0)' -s B=f32[512,512] --target opencl"));
   app->add_option("file", opts->file, "Tile source file")->required()->type_name("FILE.tile");
   AddShapeLayoutOptions(app, opts->shapes, opts->layouts);
@@ -238,7 +245,12 @@ Command AddBenchCommand(CLI::App& parent, const GlobalOptions& global) {
   AddSeedOption(app, opts->seed);
   AddJsonFlag(app, opts->json,
               "median_ms, min_ms, mean_ms, max_ms, gflops, gbps, flops, bytes, runs, warmup, target, device, "
-              "file, compile_ms, kernels [{name, median_ms}]");
+              "file, compile_ms, kernels [{name, median_ms, constant}]");
+  app->add_option("--constant", opts->constants,
+                  "An input whose contents stay the same between runs (a network's weights): kernels that "
+                  "read only constants (a relayout of the weights) run once, as a framework would after "
+                  "loading the weights, and are skipped in the timed runs (repeat per input)")
+      ->type_name("NAME");
   AddKernelOptions(app, opts->kernel);
   return {app, [opts, &global] { RunBench(*opts, global); }};
 }
