@@ -131,6 +131,10 @@ class VecGen {
   // Every constraint holds on the whole block (all reduction values, PB
   // values of p), and the block has no tail.
   Expr FastCondition() const;
+  // The constraints that bound loops at levels >= `first` hold over their
+  // reductions' whole ranges at this work item's position (an interior row
+  // of a padded convolution); null if no such loop is bounded.
+  Expr BoundsInterior(int first) const;
 
   // Constraints not on v (and p's tail) at the current point, for block row
   // pp; the ones on v are lane masks.
@@ -216,6 +220,7 @@ class VecGen {
   int64_t vblocks_ = 1, pblocks_ = 1, grid_items_ = 1;
   std::vector<int> grid_, reductions_;
   std::vector<int> bound_inner_;  // per constraint: the reduction whose loop it bounds, or -1
+  bool whole_ranges_ = false;     // ReductionLoops: ignore bound_inner_ (BoundsInterior holds)
   std::vector<bool> vector_input_;
 
   std::vector<std::string> names_;

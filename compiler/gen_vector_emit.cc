@@ -109,6 +109,29 @@ Expr VecGen::FastCondition() const {
   return all;
 }
 
+Expr VecGen::BoundsInterior(int first) const {
+  Expr all;
+  for (size_t n = 0; n < flat_.constraints.size(); ++n) {
+    if (!IsLoopBound(n)) continue;
+    int r = bound_inner_[n];
+    if (std::find(reductions_.begin() + first, reductions_.end(), r) == reductions_.end()) continue;
+    const FlatConstraint& c = flat_.constraints[n];
+    int64_t worst = 0;
+    Expr sum = I(0);
+    for (int i = 0; i < flat_.num_indices(); ++i) {
+      int64_t k = c.lhs[i];
+      if (k == 0) continue;
+      if (pos_[i] == nullptr) {  // a reduction of these levels: its whole range
+        worst += k > 0 ? k * (flat_.indices[i].range - 1) : 0;
+        continue;
+      }
+      sum = sum + pos_[i] * k;
+    }
+    all = And(all, sum + worst <= c.rhs);
+  }
+  return all;
+}
+
 Expr VecGen::PointValid(int pp) const {
   Expr ok;
   for (size_t n = 0; n < flat_.constraints.size(); ++n) {
@@ -143,9 +166,20 @@ void VecGen::DeclareAccumulators(std::vector<Stmt>& top) const {
 Stmt VecGen::Reduce(int first) {
   bool slow_needed = PTail() || VTail();
   for (size_t c = 0; c < flat_.constraints.size(); ++c) slow_needed |= !IsLoopBound(c);
-  if (!slow_needed) return Compute(false, first);
-  if (Expr fast = FastCondition()) return _If(fast, Compute(false, first), Compute(true, first));
-  return Compute(true, first);
+  Expr fast = slow_needed ? FastCondition() : nullptr;
+  Stmt bounded = !slow_needed ? Compute(false, first)
+                 : fast       ? _If(fast, Compute(false, first), Compute(true, first))
+                              : Compute(true, first);
+  // Work items away from the border (where no bounding constraint cuts a
+  // loop short) run the fast path over constant ranges, which LLVM unrolls
+  // when they are short (depthwise 3x3 on 112x112x32: 0.053 -> 0.045 ms).
+  Expr interior = BoundsInterior(first);
+  if (!interior) return bounded;
+  if (fast) interior = And(interior, fast);
+  whole_ranges_ = true;
+  Stmt whole = Compute(false, first);
+  whole_ranges_ = false;
+  return _If(interior, whole, bounded);
 }
 
 Stmt VecGen::Compute(bool checks, int first) {
@@ -274,7 +308,7 @@ Stmt VecGen::ReductionLoops(int from, int to, Stmt inner, bool no_unroll_last) {
       inner = _For(names_[r] + "_i", I(0), I(chunk_split_), 1, inner);
     } else {
       Expr begin = I(0), end = I(flat_.indices[r].range);
-      for (size_t n = 0; n < flat_.constraints.size(); ++n) {
+      for (size_t n = 0; n < flat_.constraints.size() && !whole_ranges_; ++n) {
         if (bound_inner_[n] != r) continue;
         const FlatConstraint& c = flat_.constraints[n];
         Expr rest = I(0);

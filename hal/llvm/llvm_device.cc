@@ -147,11 +147,13 @@ class CpuExecutable final : public Executable {
     int chunks = small ? 1 : static_cast<int>(std::min<int64_t>(total, pool_.size()));
     if (chunks > 1) parallel_launches_.fetch_add(1, std::memory_order_relaxed);
     auto start = timed ? std::chrono::steady_clock::now() : std::chrono::steady_clock::time_point{};
-    // Pieces of contiguous group ids, about 8 per thread, taken in order from
-    // a shared counter: a thread slowed down (by another process, or a
-    // heavier stretch of the grid) takes fewer pieces instead of holding up
-    // the launch, and neighbouring groups still mostly run on one core.
-    int64_t piece = std::max<int64_t>(1, total / (int64_t{chunks} * 8));
+    // Pieces of contiguous group ids taken in order from a shared counter
+    // ("guided" scheduling): each piece is a 1/(2 * threads) share of the
+    // groups not yet taken, so the first pieces are large (neighbouring
+    // groups run on one core) and the last ones single groups. A thread
+    // slowed down (by another process, or a heavier stretch of the grid)
+    // takes fewer pieces, and the threads finish within about one group of
+    // each other instead of one large piece.
     std::atomic<int64_t> next{0};
     if (chunks == 1) {
       // On the caller's thread, not through the pool (whose lock would make
@@ -159,10 +161,12 @@ class CpuExecutable final : public Executable {
       CallKernel(k.fn, args, 0, total);
     } else {
       pool_.Run(chunks, [&](int) {
-        while (true) {
-          int64_t first = next.fetch_add(piece, std::memory_order_relaxed);
-          if (first >= total) break;
+        int64_t first = next.load(std::memory_order_relaxed);
+        while (first < total) {
+          int64_t piece = std::max<int64_t>(1, (total - first) / (2 * int64_t{chunks}));
+          if (!next.compare_exchange_weak(first, first + piece, std::memory_order_relaxed)) continue;
           CallKernel(k.fn, args, first, std::min(total, first + piece));
+          first = next.load(std::memory_order_relaxed);
         }
       });
     }
