@@ -23,7 +23,8 @@
 //     machine, against o fastest).
 //
 // Plain copies only: `=` without reductions, constraints, padding or
-// post-ops, the input of the output's type; anything else keeps the flat form.
+// post-ops, or an elementwise identity `R = D` (a relayout between layouts),
+// the input of the output's type; anything else keeps the flat form.
 #include <fmt/format.h>
 
 #include <algorithm>
@@ -82,12 +83,25 @@ class TransposeGen {
   }
 
  private:
-  bool Plan() {
-    if (spec_.kind != KernelKind::Contraction || !flat_.generate_contraction) return false;
-    if (flat_.agg_op != lang::ast::AggOp::Assign || flat_.comb_op != lang::ast::CombOp::None) return false;
-    if (spec_.store_reached_only || !flat_.constraints.empty() || !flat_.padding.empty() ||
-        !flat_.post_ops.empty() || flat_.num_inputs != 1)
+  // A copy: the contraction `=` of one input, or an elementwise kernel
+  // whose one operation is the identity of one tensor (`R = D` with R in
+  // another layout: the relayouts that layout choice inserts).
+  bool IsCopy() const {
+    if (spec_.store_reached_only || !flat_.constraints.empty() || !flat_.padding.empty()) return false;
+    if (spec_.kind == KernelKind::Contraction && flat_.generate_contraction)
+      return flat_.agg_op == lang::ast::AggOp::Assign && flat_.comb_op == lang::ast::CombOp::None &&
+             flat_.post_ops.empty() && flat_.num_inputs == 1;
+    if (spec_.kind != KernelKind::Elementwise || flat_.generate_contraction || flat_.num_inputs != 0 ||
+        flat_.post_ops.size() != 1 || flat_.accesses.size() != 2 || flat_.kernel_outputs.size() != 1)
       return false;
+    const lang::ElementwiseOp& op = flat_.post_ops[0];
+    return op.fn == lang::ElemFn::Ident && op.operands.size() == 1 && op.operands[0].is_tensor &&
+           op.operands[0].tensor == flat_.accesses[1].tensor && op.output == flat_.output().tensor &&
+           op.compute_type == flat_.agg_type;
+  }
+
+  bool Plan() {
+    if (!IsCopy()) return false;
     dtype_ = flat_.agg_type;
     if (dtype_ == DataType::Bool || dtype_ == DataType::F16 || flat_.accesses[1].dtype != dtype_) return false;
     const FlatAccess& out = flat_.output();

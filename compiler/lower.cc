@@ -419,6 +419,7 @@ class Lowerer {
     }
     KernelSpec k = ElementwiseKernel(KernelKind::Elementwise, out);
     k.flat.comment = fmt::format("elementwise {}", e.output);
+    if (LowerRelayout(i, e, k)) return;
     // Operands this kernel cannot address are read from copies.
     ElementwiseOp& root = std::get<ElementwiseOp>(extended_.ops[i]);
     for (lang::Operand& o : root.operands)
@@ -431,6 +432,26 @@ class Lowerer {
     // only if needed outside the kernel.
     AddPostOps(k, fused, {}, {});
     Finish(std::move(k));
+  }
+
+  // `R = D` where kernel `k` (over R's layout) cannot address D (D in
+  // nChw16c, R in NCHW): one copy of D into R (a contraction `=`, which the
+  // transpose form runs through registers) instead of a row-major copy of D
+  // and then R = that copy. Only without padding in R (the copy reaches
+  // every element) and between equal element types.
+  bool LowerRelayout(size_t i, const ElementwiseOp& e, const KernelSpec& k) {
+    if (e.fn != lang::ElemFn::Ident || e.operands.size() != 1 || !e.operands[0].is_tensor) return false;
+    const TensorDecl& out = program_.Tensor(e.output);
+    const TensorDecl& in = program_.Tensor(e.operands[0].tensor);
+    if (in.shape != out.shape || e.compute_type != out.shape.dtype || Addressable(in, k) ||
+        out.layout.image || out.layout.elements != out.shape.ElementCount())
+      return false;
+    ContractionOp c = lang::IdentityCopy(in, e.output);
+    std::optional<FlatContraction> flat = TryFlatten(extended_, c);
+    if (!flat || !OutputDense(*flat)) return false;
+    flat->comment = fmt::format("{} = copy of {} ({} to {})", e.output, in.name, in.layout.name, out.layout.name);
+    LowerFlatContraction(i, c, std::move(*flat));
+    return true;
   }
 
   void LowerSpecial(const SpecialOp& s) {

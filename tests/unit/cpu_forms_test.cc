@@ -211,6 +211,35 @@ TEST_P(CpuForms, Transposes) {
       << plans;
 }
 
+// `R = D` between layouts (the relayouts that layout choice inserts, or a
+// user's conversion): one copy kernel into R, in the transpose form where
+// the contiguous axis moves. Sizes that fill no tile; padded blocked
+// outputs (C = 20 in blocks of 16 or 8) are checked for values only.
+TEST_P(CpuForms, RelayoutsBetweenLayouts) {
+  const char* copy = "function (D[N, C, H, W]) -> (R) { R = D; }";
+  struct L {
+    const char *from, *to;
+    const char* form;  // where the contiguous axis stays (channels), a vector copy
+  };
+  for (L l : {L{"nchw", "nChw16c", "Transpose form"}, L{"nChw16c", "nchw", "Transpose form"},
+              L{"nchw", "nhwc", "Transpose form"}, L{"nhwc", "nchw", "Transpose form"},
+              L{"nchw", "nChw8c", "Transpose form"}, L{"nChw8c", "nhwc", "Vector form"},
+              L{"nhwc", "nChw16c", "Vector form"}}) {
+    for (int64_t c : {32, 20}) {
+      std::string name = fmt::format("R = D, {} to {}, C = {}", l.from, l.to, c);
+      auto device = testing::DeviceFor(GetParam());
+      compiler::CompileOptions o;
+      o.use_local = false;
+      auto program = testing::CheckCase(device, {copy, {{"D", F32({2, c, 5, 7})}}, {{"D", l.from}, {"R", l.to}}}, o,
+                                        fmt::format("{} on {}", name, GetParam()));
+      if (c != 32) continue;
+      EXPECT_EQ(program->compiled().kernels.size(), 1u) << name;
+      EXPECT_NE(testing::VectorPlans(*program).find(l.form), std::string::npos)
+          << name << "\n" << testing::VectorPlans(*program);
+    }
+  }
+}
+
 INSTANTIATE_TEST_SUITE_P(Devices, CpuForms, ::testing::Values("llvm", "opencl"),
                          [](const auto& info) { return info.param; });
 
