@@ -400,8 +400,17 @@ std::optional<ArgKey> KeyOf(PyObject* obj, const Arg& arg) {
 
 class Function {
  public:
-  Function(std::string source, std::string device, std::string name)
-      : source_(std::move(source)), name_(std::move(name)), device_(device) {}
+  Function(std::string source, std::string device, std::string name, std::vector<std::string> constants)
+      : source_(std::move(source)), name_(std::move(name)), device_(device) {
+    options_.constant_inputs = std::move(constants);
+  }
+
+  // After a constant input's contents changed in place: every compiled
+  // signature reads its constants anew on its next run.
+  void InvalidateConstants() {
+    for (auto& [signature, c] : programs_) c->program.InvalidateConstants();
+  }
+  const std::vector<std::string>& constants() const { return options_.constant_inputs; }
 
   py::object Call(py::kwargs kwargs) {
     if (PyObject* r = CallFast(kwargs.ptr())) {
@@ -524,7 +533,7 @@ class Function {
       if (it == programs_.end()) {
         std::vector<tilec::TensorSpec> specs;
         for (auto& [k, a] : inputs) specs.push_back({k, a.tensor.dtype, a.dims});
-        it = programs_.emplace(signature, std::make_unique<Compiled>(device_.Compile(source_, specs, {}, name_))).first;
+        it = programs_.emplace(signature, std::make_unique<Compiled>(device_.Compile(source_, specs, options_, name_))).first;
       }
       c = it->second.get();
       last_ = c;
@@ -625,6 +634,7 @@ class Function {
   };
   std::string source_, name_;
   tilec::Device device_;
+  tilec::CompileOptions options_;  // the constant inputs
   std::map<std::string, std::unique_ptr<Compiled>> programs_;
   Compiled* last_ = nullptr;
   std::string last_signature_;
@@ -736,14 +746,21 @@ PYBIND11_MODULE(_tilec, m) {
       .def_property_readonly("compiled_count", &Function::compiled_count,
                              "How many (dtype, shape) signatures were compiled")
       .def_property_readonly("fast_calls", &Function::fast_calls,
-                             "How many calls took the fast path (the last out= call's signature again)");
+                             "How many calls took the fast path (the last out= call's signature again)")
+      .def_property_readonly("constants", &Function::constants, "The constant inputs' names")
+      .def("invalidate_constants", &Function::InvalidateConstants,
+           "After a constant input's contents changed in place: the next runs read the constants anew");
   m.def(
       "function",
-      [](std::string source, std::string device, std::string name) {
-        return MakeFunctionObject(
-            py::cast(std::make_unique<Function>(std::move(source), std::move(device), std::move(name))));
+      [](std::string source, std::string device, std::string name, std::vector<std::string> constants) {
+        return MakeFunctionObject(py::cast(std::make_unique<Function>(
+            std::move(source), std::move(device), std::move(name), std::move(constants))));
       },
-      py::arg("source"), py::arg("device") = "llvm", py::arg("name") = "<python>",
-      "A callable running the Tile program `source` on keyword arguments named like its inputs.");
+      py::arg("source"), py::arg("device") = "llvm", py::arg("name") = "<python>", py::kw_only(),
+      py::arg("constants") = std::vector<std::string>{},
+      "A callable running the Tile program `source` on keyword arguments named like its inputs. "
+      "`constants`: inputs whose contents do not change between calls (weights): the work that "
+      "reads only them runs once, until they are given other memory or invalidate_constants() "
+      "is called after they changed in place.");
   m.attr("Function") = py::reinterpret_borrow<py::object>(reinterpret_cast<PyObject*>(FunctionType()));
 }

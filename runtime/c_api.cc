@@ -449,6 +449,13 @@ tilec_status tilec_program_compile(tilec_device device, const char* source, cons
         TILEC_USAGE_ERROR("options.tune_budget_seconds is {}, not a budget in [0, 86400]",
                           options->tune_budget_seconds);
       request.tune_budget_s = options->tune_budget_seconds;
+      if (options->num_constant_inputs > 0 && !options->constant_inputs)
+        TILEC_USAGE_ERROR("options.num_constant_inputs is {} but options.constant_inputs is NULL",
+                          options->num_constant_inputs);
+      for (size_t i = 0; i < options->num_constant_inputs; ++i) {
+        if (!options->constant_inputs[i]) TILEC_USAGE_ERROR("options.constant_inputs[{}] is NULL", i);
+        request.constants.emplace_back(options->constant_inputs[i]);
+      }
     }
     auto o = std::make_shared<ProgramObject>();
     o->program = ProcessProgramCache().Compile(request, d->device, use_cache);
@@ -466,6 +473,10 @@ tilec_status tilec_program_release(tilec_program program) {
     if (!program) TILEC_USAGE_ERROR("NULL program");
     if (!Programs().Remove(Value(program))) TILEC_USAGE_ERROR("program released twice");
   });
+}
+
+tilec_status tilec_program_invalidate_constants(tilec_program program, tilec_error* error) {
+  return Guard(error, [&] { LiveProgram(program)->program->InvalidateConstants(); });
 }
 
 tilec_status tilec_program_num_inputs(tilec_program program, size_t* count, tilec_error* error) {

@@ -2,6 +2,7 @@
 
 #include <fmt/format.h>
 
+#include <algorithm>
 #include <mutex>
 
 #include "runtime/settings.h"
@@ -54,12 +55,21 @@ std::shared_ptr<Program> ProgramCache::Compile(const CompileRequest& request,
   for (const auto& [kernel, tile] : request.tiles) key += fmt::format("{}@{}\n", kernel, fmt::join(tile, ","));
   key += request.vectorize ? "vector\n" : "flat\n";
   key += request.use_tuning_cache ? "tuned\n" : "untuned\n";
+  std::vector<std::string> constants = request.constants;
+  std::sort(constants.begin(), constants.end());
+  constants.erase(std::unique(constants.begin(), constants.end()), constants.end());
+  key += fmt::format("constants:{}\n", fmt::join(constants, ","));
+  const bool lent = !constants.empty();
   if (use_cache) {
     std::lock_guard<std::mutex> lock(mutex_);
     auto it = entries_.find(key);
-    if (it != entries_.end()) {
+    // Only the cache holds a program nobody borrowed: copies of it are made
+    // here alone, under the lock, so the count cannot grow meanwhile.
+    if (it != entries_.end() && (!lent || it->second.program.use_count() == 1)) {
       ++stats_.hits;
       it->second.last_use = ++clock_;
+      // The last borrower's constants are not this caller's.
+      if (lent) it->second.program->InvalidateConstants();
       return it->second.program;
     }
     ++stats_.misses;
@@ -78,10 +88,13 @@ std::shared_ptr<Program> ProgramCache::Compile(const CompileRequest& request,
     for (const std::string& n : TuneProgram(bound, device, ProcessTuningCache(), tune).notices) NoticeOnce(n);
   }
   auto program = std::make_shared<Program>(Program::Compile(bound, device, options));
+  if (lent) program->SetConstantInputs(constants);
   if (!use_cache) return program;
   std::lock_guard<std::mutex> lock(mutex_);
   auto [it, inserted] = entries_.emplace(key, Entry{program, ++clock_});
-  if (!inserted) return it->second.program;  // another thread compiled it first
+  // Another thread compiled it first: share that one (not a lent one, which
+  // stays with its borrower: this caller keeps its own).
+  if (!inserted) return lent ? program : it->second.program;
   while (entries_.size() > capacity_) {
     auto oldest = entries_.begin();
     for (auto e = entries_.begin(); e != entries_.end(); ++e)

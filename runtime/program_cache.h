@@ -31,6 +31,8 @@ struct CompileRequest {
   bool vectorize = true;
   bool use_tuning_cache = true;  // false: the cost model's picks (no tuned configurations)
   double tune_budget_s = 0;      // > 0: tune untuned kernels first (runtime/tuner.h)
+  // Constant inputs (Program::SetConstantInputs); any order, duplicates ignored.
+  std::vector<std::string> constants;
 };
 
 struct ProgramCacheStats {
@@ -40,15 +42,27 @@ struct ProgramCacheStats {
 };
 
 // Compiled programs keyed by the canonical source (the parsed program printed
-// back, so spacing and comments do not matter), shapes, layouts, options and
-// the device. At most `capacity` entries; the least recently used goes first.
+// back, so spacing and comments do not matter), shapes, layouts, options,
+// constant inputs and the device. At most `capacity` entries; the least
+// recently used goes first.
+//
+// A program with constant inputs is lent to one caller at a time: its
+// buffer sets keep the constant kernels' results for the memory its caller
+// ran on, and another caller's promise covers only its own memory (two
+// models with the same layers and their own weights, or a model reloaded
+// with new weights at a recycled address, would get the first one's
+// results). So an equal request gets the cached program only while no
+// caller holds it (with its constants invalidated), and otherwise a newly
+// compiled one of its own.
 class ProgramCache {
  public:
   explicit ProgramCache(size_t capacity = 256) : capacity_(capacity) {}
 
   // Parses, binds and compiles `request` for `device`, or returns the program
-  // compiled before for an equal request. `use_cache` false always compiles
-  // (and does not store). UserError / DeviceError as Program::Compile.
+  // compiled before for an equal request (with constants: see above).
+  // `use_cache` false always compiles (and does not store). UserError /
+  // DeviceError as Program::Compile; UserError for a constant that is not an
+  // input (Program::SetConstantInputs).
   std::shared_ptr<Program> Compile(const CompileRequest& request,
                                    const std::shared_ptr<hal::Device>& device, bool use_cache = true);
 

@@ -153,6 +153,14 @@ typedef struct tilec_compile_options {
    * this many seconds in all, and keep the winners there (also TILEC_TUNE=S).
    * 0: no tuning (the default). */
   double tune_budget_seconds;
+  /* Constant inputs (a network's weights), by name: the caller promises that
+   * their contents do not change between runs (see tilec_program_run), so the
+   * kernels that read only them (a relayout of the weights) run in the first
+   * run and are skipped later. NULL/0: none. A name that is not an input is a
+   * TILEC_ERROR_USER error. A program compiled with constants is never shared
+   * with another live handle (the in-process cache lends it to one at a time). */
+  const char* const* constant_inputs;
+  size_t num_constant_inputs;
 } tilec_compile_options;
 
 /* Compiles Tile `source` (`source_name` is shown in error messages; may be
@@ -206,10 +214,24 @@ typedef struct tilec_tensor {
 
 /* Runs the program: one tensor per input and per output, in the order of
  * tilec_program_input / tilec_program_output; returns when the outputs are
- * written. Inputs and outputs must not overlap. */
+ * written. Inputs and outputs must not overlap.
+ *
+ * Constant inputs (tilec_compile_options.constant_inputs): between runs of
+ * this handle, a constant input given at the same address must hold the same
+ * contents there, unless tilec_program_invalidate_constants was called after
+ * the contents changed; otherwise the run may use results computed from the
+ * old contents. A constant given at another address (or cl_mem) than in the
+ * previous run is detected and read anew, with no call needed. */
 TILEC_API tilec_status tilec_program_run(tilec_program program, const tilec_tensor* inputs,
                                          size_t num_inputs, const tilec_tensor* outputs,
                                          size_t num_outputs, tilec_error* error);
+
+/* Tells the program that the contents of its constant inputs changed in
+ * place: the next run of every buffer set reads them anew. Not to be called
+ * while a run of this program is in progress on another thread. A no-op for
+ * a program without constant inputs; TILEC_ERROR_USAGE for a NULL or
+ * released handle. */
+TILEC_API tilec_status tilec_program_invalidate_constants(tilec_program program, tilec_error* error);
 
 /* ---- OpenCL memory ---------------------------------------------------------------------- */
 

@@ -93,6 +93,9 @@ struct CompileOptions {
   bool use_cache = true;
   bool use_tuning_cache = true;   // the winners of `tilec tune` (tuning cache)
   double tune_budget_seconds = 0;  // > 0: tune untuned kernels on first use, within this budget
+  // Inputs whose contents do not change between runs (weights): see
+  // tilec_compile_options.constant_inputs and Program::InvalidateConstants.
+  std::vector<std::string> constant_inputs;
 };
 
 // Caller memory holding one tensor (see tilec_tensor). The spans must
@@ -176,6 +179,13 @@ class Program {
   void Run(std::initializer_list<Tensor> inputs, std::initializer_list<Tensor> outputs) const {
     Run(std::span<const Tensor>(inputs.begin(), inputs.size()),
         std::span<const Tensor>(outputs.begin(), outputs.size()));
+  }
+
+  // After the contents of a constant input changed in place (same memory):
+  // the next runs read the constants anew (tilec_program_invalidate_constants).
+  void InvalidateConstants() const {
+    tilec_error error = nullptr;
+    detail::Check(tilec_program_invalidate_constants(handle_, &error), error);
   }
 
  private:
@@ -265,9 +275,13 @@ class Device {
     std::vector<tilec_layout_spec> layouts;
     for (const auto& [tensor, layout] : options.layouts)
       layouts.push_back({tensor.c_str(), layout.c_str()});
+    std::vector<const char*> constants;
+    for (const std::string& name : options.constant_inputs) constants.push_back(name.c_str());
     tilec_compile_options c{};
     c.layouts = layouts.data();
     c.num_layouts = layouts.size();
+    c.constant_inputs = constants.data();
+    c.num_constant_inputs = constants.size();
     c.no_vector = options.vectorize ? 0 : 1;
     c.no_cache = options.use_cache ? 0 : 1;
     c.no_tuning_cache = options.use_tuning_cache ? 0 : 1;

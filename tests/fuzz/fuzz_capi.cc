@@ -3,8 +3,9 @@
 // and shapes as in the binder harness (bind_input.h, sizes up to 8), then
 // parameter bytes that damage the call the way callers do — a bad dtype or
 // rank, NULL dims or names, two specs for one input, a made-up layout,
-// forced tiles of any length and size, too few bytes or wrong strides for a
-// tensor at run time. Every call must return TILEC_OK or a user, usage or
+// forced tiles of any length and size, constant inputs (a NULL, made-up or
+// real name, a count without its array), too few bytes or wrong strides for
+// a tensor at run time. Every call must return TILEC_OK or a user, usage or
 // device error with an error object; TILEC_ERROR_INTERNAL, a missing error
 // object, a crash or a sanitizer report is a finding. A program that
 // compiles is run on the caller's memory (sizes are small), so the run
@@ -74,7 +75,9 @@ struct Memory {
   std::vector<int64_t> dims, strides;
 };
 
-void RunProgram(tilec_program program, ParamReader& params) {
+// `runs` > 1: the same call again (a program with constant inputs skips
+// their kernels then).
+void RunProgram(tilec_program program, ParamReader& params, int runs) {
   size_t counts[2] = {0, 0};
   tilec_error e = nullptr;
   if (!Expect("num_inputs", tilec_program_num_inputs(program, &counts[0], &e), &e)) return;
@@ -122,10 +125,11 @@ void RunProgram(tilec_program program, ParamReader& params) {
   // An output that is also an input overlaps it: the library must say so.
   if (params.Next(0) == 7 && !tensors[0].empty() && !tensors[1].empty())
     tensors[1][0] = tensors[0][0];
-  Expect("tilec_program_run",
-         tilec_program_run(program, tensors[0].data(), tensors[0].size(), tensors[1].data(),
-                           tensors[1].size(), &e),
-         &e);
+  for (int run = 0; run < runs; ++run)
+    Expect("tilec_program_run",
+           tilec_program_run(program, tensors[0].data(), tensors[0].size(), tensors[1].data(),
+                             tensors[1].size(), &e),
+           &e);
 }
 
 void CompileAndRun(const SplitInput& in, ParamReader& params) {
@@ -205,6 +209,20 @@ void CompileAndRun(const SplitInput& in, ParamReader& params) {
   uint8_t count_damage = params.Next(0);
   if (count_damage == 1 && num_specs > 0) num_specs -= 1;
   if (count_damage == 2) spec_array = nullptr, num_specs = num_specs ? num_specs : 1;
+  // Constant inputs, from the same byte (its values 3..7 damaged nothing before).
+  std::vector<const char*> constants;
+  switch (count_damage) {
+    case 3: if (!names.empty()) constants.push_back(names[0].c_str()); break;
+    case 4: for (const std::string& n : names) constants.push_back(n.c_str()); break;
+    case 5: constants = {nullptr}; break;
+    case 6: constants = {"no_such_input", "O"}; break;
+    case 7: options.num_constant_inputs = 2; break;  // a count without its array
+    default: break;
+  }
+  if (!constants.empty()) {
+    options.constant_inputs = constants.data();
+    options.num_constant_inputs = constants.size();
+  }
   bool ok = Expect("tilec_program_compile",
                    tilec_program_compile(Device(), source.c_str(), "fuzz.tile", spec_array,
                                          num_specs, &options, &program, &e),
@@ -213,11 +231,16 @@ void CompileAndRun(const SplitInput& in, ParamReader& params) {
     if (program) Finding("tilec_program_compile (a program handle after a failure)", TILEC_OK, nullptr);
     return;
   }
-  RunProgram(program, params);
+  RunProgram(program, params, options.num_constant_inputs > 0 ? 2 : 1);
+  if (options.num_constant_inputs > 0)
+    Expect("tilec_program_invalidate_constants", tilec_program_invalidate_constants(program, &e), &e);
   if (tilec_program_release(program) != TILEC_OK) Finding("tilec_program_release", TILEC_ERROR_INTERNAL, nullptr);
   // A second release is a usage error, never a crash.
   tilec_status s = tilec_program_release(program);
   if (s != TILEC_ERROR_USAGE) Finding("tilec_program_release (twice)", s, nullptr);
+  s = tilec_program_invalidate_constants(program, &e);
+  if (s != TILEC_ERROR_USAGE || !e) Finding("tilec_program_invalidate_constants (released)", s, e);
+  tilec_error_release(e);
 }
 
 }  // namespace
