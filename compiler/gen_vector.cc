@@ -229,8 +229,16 @@ bool VecGen::Plan() {
     return false;
   };
   std::vector<int> sorted;
+  // Which constraints bound a loop changes the order, and the order which
+  // constraints can: iterate to a fixed point. There may be none (fuzz_compile
+  // found a strided window, I[n, 2 * x + y, 2 * y + j, ci], whose order flipped
+  // forever), so after a few rounds every constraint is checked instead
+  // (always valid).
+  int rounds = 0;
   for (bool changed = true; changed;) {
     changed = false;
+    if (++rounds > static_cast<int>(flat_.constraints.size()) + 2)
+      bound_inner_.assign(flat_.constraints.size(), -1);
     sorted = reductions_;
     std::stable_sort(sorted.begin(), sorted.end(), [&](int a, int b) {
       bool outer_a = Constrained(a) || border(a), outer_b = Constrained(b) || border(b);
@@ -252,6 +260,7 @@ bool VecGen::Plan() {
         if (Abs(lhs[i]) == 1 && (inner < 0 || level[i] > level[inner])) inner = i;
       }
       int want = reductions_only && inner >= 0 && level[inner] == last ? inner : -1;
+      if (rounds > static_cast<int>(flat_.constraints.size()) + 2) want = -1;
       if (want != bound_inner_[c]) {
         bound_inner_[c] = want;
         changed = true;
