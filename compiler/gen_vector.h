@@ -128,6 +128,9 @@ class VecGen {
     return compiler::PointAccess(spec_, tensor);
   }
 
+  // Constraint `c` holds on the whole block: every value of the reductions
+  // not looped over yet (pos_ null), PB values of p, the block's lanes.
+  Expr HoldsOnBlock(const FlatConstraint& c) const;
   // Every constraint holds on the whole block (all reduction values, PB
   // values of p), and the block has no tail.
   Expr FastCondition() const;

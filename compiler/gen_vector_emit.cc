@@ -83,27 +83,28 @@ Expr VecGen::Address(const FlatAccess& a, int pp, int64_t dv, int vv) const {
   return e;
 }
 
+Expr VecGen::HoldsOnBlock(const FlatConstraint& c) const {
+  int64_t worst = 0;
+  Expr sum = I(0);
+  for (int i = 0; i < flat_.num_indices(); ++i) {
+    int64_t k = c.lhs[i];
+    if (k == 0) continue;
+    if (pos_[i] == nullptr) {  // a reduction not yet looped over: its whole range
+      worst += k > 0 ? k * (flat_.indices[i].range - 1) : 0;
+      continue;
+    }
+    sum = sum + pos_[i] * k;
+    if (i == p_ && k > 0) worst += k * (pb_ - 1);
+    if (i == v_ && k > 0) worst += k * (VSpan() - 1);
+    if (i == q_ && k > 0) worst += k * (nv_ - 1);
+  }
+  return sum + worst <= c.rhs;
+}
+
 Expr VecGen::FastCondition() const {
   Expr all;
-  for (size_t n = 0; n < flat_.constraints.size(); ++n) {
-    if (IsLoopBound(n)) continue;
-    const FlatConstraint& c = flat_.constraints[n];
-    int64_t worst = 0;
-    Expr sum = I(0);
-    for (int i = 0; i < flat_.num_indices(); ++i) {
-      int64_t k = c.lhs[i];
-      if (k == 0) continue;
-      if (pos_[i] == nullptr) {  // a reduction: its whole range
-        worst += k > 0 ? k * (flat_.indices[i].range - 1) : 0;
-        continue;
-      }
-      sum = sum + pos_[i] * k;
-      if (i == p_ && k > 0) worst += k * (pb_ - 1);
-      if (i == v_ && k > 0) worst += k * (VSpan() - 1);
-      if (i == q_ && k > 0) worst += k * (nv_ - 1);
-    }
-    all = And(all, sum + worst <= c.rhs);
-  }
+  for (size_t n = 0; n < flat_.constraints.size(); ++n)
+    if (!IsLoopBound(n)) all = And(all, HoldsOnBlock(flat_.constraints[n]));
   if (PTail()) all = And(all, pos_[p_] + int64_t{pb_} <= flat_.indices[p_].range);
   if (VTail()) all = And(all, pos_[v_] + VSpan() <= flat_.indices[v_].range);
   return all;
@@ -114,20 +115,8 @@ Expr VecGen::BoundsInterior(int first) const {
   for (size_t n = 0; n < flat_.constraints.size(); ++n) {
     if (!IsLoopBound(n)) continue;
     int r = bound_inner_[n];
-    if (std::find(reductions_.begin() + first, reductions_.end(), r) == reductions_.end()) continue;
-    const FlatConstraint& c = flat_.constraints[n];
-    int64_t worst = 0;
-    Expr sum = I(0);
-    for (int i = 0; i < flat_.num_indices(); ++i) {
-      int64_t k = c.lhs[i];
-      if (k == 0) continue;
-      if (pos_[i] == nullptr) {  // a reduction of these levels: its whole range
-        worst += k > 0 ? k * (flat_.indices[i].range - 1) : 0;
-        continue;
-      }
-      sum = sum + pos_[i] * k;
-    }
-    all = And(all, sum + worst <= c.rhs);
+    if (std::find(reductions_.begin() + first, reductions_.end(), r) != reductions_.end())
+      all = And(all, HoldsOnBlock(flat_.constraints[n]));
   }
   return all;
 }

@@ -18,11 +18,14 @@
 #include <vector>
 
 #include "runtime/program_cache.h"
+#include "tests/unit/c_api_check.h"
 #include "tile_lang/binder.h"
 #include "tile_lang/evaluator.h"
 #include "tile_lang/parser.h"
 
 namespace {
+
+using tilec::testing::Take;
 
 using tilec::lang::DataType;
 using tilec::lang::Tensor;
@@ -35,29 +38,8 @@ function (D[N, H, W, CI], K[KH, KW, CI, CO]) -> (R) {
   R = relu(O);
 })";
 
-std::string Take(tilec_error e) {
-  std::string s = e ? tilec_error_text(e) : "(no error object)";
-  if (e) tilec_error_release(e);
-  return s;
-}
 
-#define ASSERT_TILEC_OK(call)                              \
-  do {                                                     \
-    tilec_error e_ = nullptr;                              \
-    tilec_status st_ = (call);                             \
-    ASSERT_EQ(st_, TILEC_OK) << #call << ": " << Take(e_); \
-  } while (0)
 
-// Expects `kind` with an error whose text contains `part`; `call` uses err_.
-#define EXPECT_ERROR(call, kind, part)                                        \
-  do {                                                                        \
-    tilec_error err_ = nullptr;                                               \
-    tilec_status st_ = (call);                                                \
-    EXPECT_EQ(st_, kind) << #call;                                            \
-    EXPECT_EQ(tilec_error_kind(err_), kind) << #call;                         \
-    std::string text_ = Take(err_);                                           \
-    EXPECT_NE(text_.find(part), std::string::npos) << #call << ": " << text_; \
-  } while (0)
 
 class CApiConstants : public ::testing::TestWithParam<std::string> {
  protected:

@@ -17,12 +17,15 @@
 #include <vector>
 
 #include "runtime/layout_pack.h"
+#include "tests/unit/c_api_check.h"
 #include "tile_lang/binder.h"
 #include "tile_lang/evaluator.h"
 #include "tile_lang/layout.h"
 #include "tile_lang/parser.h"
 
 namespace {
+
+using tilec::testing::Take;
 
 using tilec::lang::DataType;
 using tilec::lang::Tensor;
@@ -35,29 +38,8 @@ const char* kConvRelu = R"(function (D[N, CI, X, Y], K[CO, CI, I, J]) -> (R) {
 const char* kMatmul = "function (A[M, K], B[K, N]) -> (C) { C[m, n : M, N] = +(A[m, k] * B[k, n]); }";
 const char* kAdd = "function (A[N], B[N]) -> (C) { C = A + B; }";
 
-std::string Take(tilec_error e) {
-  std::string s = e ? tilec_error_text(e) : "(no error object)";
-  if (e) tilec_error_release(e);
-  return s;
-}
 
-#define ASSERT_TILEC_OK(call)                                 \
-  do {                                                        \
-    tilec_error e_ = nullptr;                                 \
-    tilec_status st_ = (call);                                \
-    ASSERT_EQ(st_, TILEC_OK) << #call << ": " << Take(e_);    \
-  } while (0)
 
-// Expects a TILEC_ERROR_USAGE error whose text contains `part`; `call` uses err_.
-#define EXPECT_USAGE(call, part)                                               \
-  do {                                                                         \
-    tilec_error err_ = nullptr;                                                \
-    tilec_status st_ = (call);                                                 \
-    EXPECT_EQ(st_, TILEC_ERROR_USAGE) << #call;                                \
-    EXPECT_EQ(tilec_error_kind(err_), TILEC_ERROR_USAGE) << #call;             \
-    std::string text_ = Take(err_);                                            \
-    EXPECT_NE(text_.find(part), std::string::npos) << #call << ": " << text_;  \
-  } while (0)
 
 tilec::lang::Program BindSource(const char* src, const std::map<std::string, tilec::lang::Shape>& shapes) {
   return tilec::lang::Bind(tilec::lang::Parse(tilec::MakeSource("t.tile", src)), shapes);

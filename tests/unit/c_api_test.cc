@@ -9,32 +9,18 @@
 #include <string>
 #include <vector>
 
+#include "tests/unit/c_api_check.h"
 #include "tile_lang/binder.h"
 #include "tile_lang/evaluator.h"
 #include "tile_lang/parser.h"
 
 namespace {
 
+using tilec::testing::Take;
+
 const char* kAdd = "function (A[N], B[N]) -> (C) { C = A + B; }";
 
-// The error's text, released.
-std::string Take(tilec_error e) {
-  std::string s = tilec_error_text(e);
-  EXPECT_EQ(tilec_error_release(e), TILEC_OK);
-  return s;
-}
 
-// Expects `status` to be `kind` with an error whose message contains `part`.
-#define EXPECT_ERROR(call, kind, part)                                          \
-  do {                                                                          \
-    tilec_error err_ = nullptr;                                                 \
-    tilec_status st_ = (call);                                                  \
-    EXPECT_EQ(st_, kind) << #call;                                              \
-    ASSERT_NE(err_, nullptr) << #call;                                          \
-    EXPECT_EQ(tilec_error_kind(err_), kind);                                    \
-    std::string text_ = Take(err_);                                             \
-    EXPECT_NE(text_.find(part), std::string::npos) << #call << ": " << text_;   \
-  } while (0)
 
 class CApiTest : public ::testing::Test {
  protected:
