@@ -155,6 +155,12 @@ class CpuExecutable final : public Executable {
     // takes fewer pieces, and the threads finish within about one group of
     // each other instead of one large piece.
     std::atomic<int64_t> next{0};
+    // A small grid (fewer than 16 groups per thread: global pooling's 8)
+    // runs in fixed pieces of about 1/8 of a thread's share instead: its
+    // first guided pieces would be a quarter of the launch (measured 0.138
+    // vs 0.118 ms on global average pooling of 8x28x28x256).
+    bool guided = total >= int64_t{chunks} * 16;
+    int64_t fixed = std::max<int64_t>(1, total / (int64_t{chunks} * 8));
     if (chunks == 1) {
       // On the caller's thread, not through the pool (whose lock would make
       // concurrent small launches take turns).
@@ -163,7 +169,7 @@ class CpuExecutable final : public Executable {
       pool_.Run(chunks, [&](int) {
         int64_t first = next.load(std::memory_order_relaxed);
         while (first < total) {
-          int64_t piece = std::max<int64_t>(1, (total - first) / (2 * int64_t{chunks}));
+          int64_t piece = guided ? std::max<int64_t>(1, (total - first) / (2 * int64_t{chunks})) : fixed;
           if (!next.compare_exchange_weak(first, first + piece, std::memory_order_relaxed)) continue;
           CallKernel(k.fn, args, first, std::min(total, first + piece));
           first = next.load(std::memory_order_relaxed);
