@@ -30,6 +30,12 @@ int64_t CheckedMul(int64_t a, int64_t b, const char* what) {
   return r;
 }
 
+int64_t SaturatingMul(int64_t a, int64_t b) {
+  int64_t r;
+  if (__builtin_mul_overflow(a, b, &r)) return INT64_MAX;
+  return r;
+}
+
 int64_t CheckedAdd(int64_t a, int64_t b, const char* what) {
   int64_t r;
   if (__builtin_add_overflow(a, b, &r)) TILEC_USER_ERROR("{} overflows 64-bit integers", what);

@@ -138,5 +138,9 @@ std::string ToString(const lang::ElementwiseOp& op);
 // beyond what a kernel can address: UserError naming `what`.
 int64_t CheckedMul(int64_t a, int64_t b, const char* what);
 int64_t CheckedAdd(int64_t a, int64_t b, const char* what);
+// For estimates (cache footprints that choose a kernel's shape), not
+// addresses: a product of non-negative values, INT64_MAX where it
+// overflows, so a huge but valid iteration space is only "large".
+int64_t SaturatingMul(int64_t a, int64_t b);
 
 }  // namespace tilec::compiler

@@ -276,8 +276,8 @@ bool VecGen::Plan() {
   // keeps its own panels: the thread pool gives each core a contiguous
   // range of work items, so the cores split the output channels.
   int64_t panel = int64_t{nv_} * w_ * lang::BitWidth(dtype_) / 8;
-  for (int r : reductions_) panel = CheckedMul(panel, flat_.indices[r].range, "a panel size");
-  if (contraction_ && panel * 4 > hw_.l2_bytes) {
+  for (int r : reductions_) panel = SaturatingMul(panel, flat_.indices[r].range);
+  if (contraction_ && panel > hw_.l2_bytes / 4) {
     auto moves_panel_only = [&](int i) {
       bool vec = false;
       for (int a = 1; a <= flat_.num_inputs; ++a) {

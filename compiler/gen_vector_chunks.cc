@@ -42,14 +42,14 @@ void VecGen::PlanChunks() {
   // Panel bytes of the levels [from, last], and their steps.
   auto steps = [&](int from) {
     int64_t n = 1;
-    for (int k = from; k <= last; ++k) n = CheckedMul(n, flat_.indices[reductions_[k]].range, "a panel size");
+    for (int k = from; k <= last; ++k) n = SaturatingMul(n, flat_.indices[reductions_[k]].range);
     return n;
   };
-  if (CheckedMul(steps(0), step, "a panel size") <= hw_.l1_bytes) return;  // L1 holds it
+  if (SaturatingMul(steps(0), step) <= hw_.l1_bytes) return;  // L1 holds it
   int64_t budget = hw_.l1_bytes / 2;
   int level = -1;
   for (int k = 1; k <= last && level < 0; ++k)
-    if (CheckedMul(steps(k), step, "a panel size") <= budget) level = k;
+    if (SaturatingMul(steps(k), step) <= budget) level = k;
   if (level > 0) {
     chunk_levels_ = level;
     chunk_bytes_ = steps(level) * step;
