@@ -110,7 +110,7 @@ std::optional<Layout> KindLayout(Kind kind, const std::vector<int64_t>& dims, in
     tag += letter(c);
   } else {
     int64_t block = kind == Kind::Block16 ? 16 : 8;
-    if (dims[c] * 2 <= block) return std::nullopt;
+    if (dims[c] <= block / 2) return std::nullopt;
     if (c != 0) tag += letter(0);
     tag += static_cast<char>('A' + c);
     for (int d = 1; d < rank; ++d)
