@@ -237,8 +237,8 @@ bool VecGen::Plan() {
   int rounds = 0;
   for (bool changed = true; changed;) {
     changed = false;
-    if (++rounds > static_cast<int>(flat_.constraints.size()) + 2)
-      bound_inner_.assign(flat_.constraints.size(), -1);
+    bool give_up = ++rounds > static_cast<int>(flat_.constraints.size()) + 2;
+    if (give_up) bound_inner_.assign(flat_.constraints.size(), -1);
     sorted = reductions_;
     std::stable_sort(sorted.begin(), sorted.end(), [&](int a, int b) {
       bool outer_a = Constrained(a) || border(a), outer_b = Constrained(b) || border(b);
@@ -259,8 +259,7 @@ bool VecGen::Plan() {
         last = std::max(last, level[i]);
         if (Abs(lhs[i]) == 1 && (inner < 0 || level[i] > level[inner])) inner = i;
       }
-      int want = reductions_only && inner >= 0 && level[inner] == last ? inner : -1;
-      if (rounds > static_cast<int>(flat_.constraints.size()) + 2) want = -1;
+      int want = !give_up && reductions_only && inner >= 0 && level[inner] == last ? inner : -1;
       if (want != bound_inner_[c]) {
         bound_inner_[c] = want;
         changed = true;

@@ -160,13 +160,15 @@ class VecGen {
   // The loop nest over the reductions at levels [first, last] with the
   // accumulator updates (the levels before `first` are chunk loops around
   // it: their positions are set).
-  Stmt Compute(bool checks, int first = 0);
+  // `whole_ranges`: every loop over its whole range (BoundsInterior holds).
+  Stmt Compute(bool checks, int first = 0, bool whole_ranges = false);
 
   // `inner` in the reduction loops at levels [from, to] (constraints that
   // bound a level's loop bound it); at a split level (chunk_split_) the
   // loop runs over the inner part only. `no_unroll_last`: the innermost
-  // level is not unrolled (see Compute).
-  Stmt ReductionLoops(int from, int to, Stmt inner, bool no_unroll_last);
+  // level is not unrolled (see Compute). `whole_ranges`: no constraint
+  // bounds a loop (BoundsInterior holds).
+  Stmt ReductionLoops(int from, int to, Stmt inner, bool no_unroll_last, bool whole_ranges);
 
   // --- Reduction chunks (gen_vector_chunks.cc) -------------------------------
 
@@ -223,7 +225,6 @@ class VecGen {
   int64_t vblocks_ = 1, pblocks_ = 1, grid_items_ = 1;
   std::vector<int> grid_, reductions_;
   std::vector<int> bound_inner_;  // per constraint: the reduction whose loop it bounds, or -1
-  bool whole_ranges_ = false;     // ReductionLoops: ignore bound_inner_ (BoundsInterior holds)
   std::vector<bool> vector_input_;
 
   std::vector<std::string> names_;

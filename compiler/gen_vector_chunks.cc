@@ -124,7 +124,7 @@ void VecGen::EmitChunked(std::vector<Stmt>& top) {
     int r = reductions_[chunk_levels_];
     chunk = _For(names_[r] + "_o", I(0), I(flat_.indices[r].range / chunk_split_), 1, chunk);
   }
-  top.push_back(ReductionLoops(0, chunk_levels_ - 1, chunk, false));
+  top.push_back(ReductionLoops(0, chunk_levels_ - 1, chunk, false, false));
   for (int k = 0; k < chunk_levels_; ++k) pos_[reductions_[k]] = nullptr;
 
   // The post-ops and stores of each block.

@@ -4,6 +4,7 @@
 
 #include <algorithm>
 #include <cstring>
+#include <functional>
 
 #include "compiler/sem/ir.h"
 #include "runtime/layout_pack.h"
@@ -178,8 +179,11 @@ void Program::SetConstantInputs(const std::vector<std::string>& names) {
 
 void Program::InvalidateConstants() { constants_generation_->fetch_add(1); }
 
-bool Program::ConstantsValid(const BufferSet& set, const std::vector<const void*>& sources) const {
-  return set.constants_generation == constants_generation_->load() && set.constant_sources == sources;
+bool Program::ConstantsValid(const BufferSet& set, const ConstantMemory& memory) const {
+  if (set.constants_generation != constants_generation_->load()) return false;
+  for (size_t i = 0; i < constant_input_.size(); ++i)
+    if (constant_input_[i] && set.constant_sources[i] != memory(i)) return false;
+  return true;
 }
 
 size_t Program::HostAlignment(const std::string& tensor) const {
@@ -215,41 +219,32 @@ hal::DeviceBuffer& Program::Owned(BufferSet& set, size_t slot) {
   return *set.owned[slot];
 }
 
-RunStats Program::Launch(BufferSet& set, const std::vector<hal::DeviceBuffer*>& slots, bool reuse,
-                         const std::vector<const void*>& sources) {
-  RunStats stats;
+void Program::Launch(BufferSet& set, const std::vector<hal::DeviceBuffer*>& slots, bool reuse,
+                     const ConstantMemory& memory, RunStats* stats) {
   uint64_t generation = constants_generation_->load();
   if (!reuse) set.constants_generation = 0;  // a failed run leaves no stale claim
-  std::vector<hal::DeviceBuffer*> args;
   for (size_t i = 0; i < kernel_slots_.size(); ++i) {
     if (reuse && constant_kernel_[i]) {
-      stats.kernel_ns.push_back(0);
-      ++stats.skipped_kernels;
+      if (stats) {
+        stats->kernel_ns.push_back(0);
+        ++stats->skipped_kernels;
+      }
       continue;
     }
-    args.clear();
-    for (size_t s : kernel_slots_[i]) args.push_back(slots[s]);
-    uint64_t ns = executable_->Launch(i, args);
-    stats.kernel_ns.push_back(ns);
-    stats.total_ns += ns;
-  }
-  set.constants_generation = generation;
-  set.constant_sources = sources;
-  return stats;
-}
-
-void Program::LaunchQuiet(BufferSet& set, const std::vector<hal::DeviceBuffer*>& slots, bool reuse,
-                          const std::vector<const void*>& sources) {
-  uint64_t generation = constants_generation_->load();
-  if (!reuse) set.constants_generation = 0;
-  for (size_t i = 0; i < kernel_slots_.size(); ++i) {
-    if (reuse && constant_kernel_[i]) continue;
     set.args.clear();
     for (size_t s : kernel_slots_[i]) set.args.push_back(slots[s]);
-    executable_->LaunchUntimed(i, set.args);
+    if (!stats) {
+      executable_->LaunchUntimed(i, set.args);
+      continue;
+    }
+    uint64_t ns = executable_->Launch(i, set.args);
+    stats->kernel_ns.push_back(ns);
+    stats->total_ns += ns;
   }
   set.constants_generation = generation;
-  set.constant_sources = sources;
+  set.constant_sources.resize(constant_input_.size());  // allocates in a set's first run only
+  for (size_t i = 0; i < constant_input_.size(); ++i)
+    set.constant_sources[i] = constant_input_[i] ? memory(i) : nullptr;
 }
 
 bool Program::InPlaceRunnable() const {
@@ -268,10 +263,8 @@ void Program::RunInPlace(std::span<void* const> data) {
   set.wrappers.resize(n);
   set.slots.assign(slot_names_.size(), nullptr);
   std::vector<hal::DeviceBuffer*>& slots = set.slots;
-  std::vector<const void*> sources(num_in, nullptr);
-  for (size_t i = 0; i < num_in; ++i)
-    if (constant_input_[i]) sources[i] = data[i];
-  bool reuse = ConstantsValid(set, sources);
+  auto memory = [&](size_t i) -> const void* { return data[i]; };
+  bool reuse = ConstantsValid(set, memory);
   bool copied = false;
   for (size_t i = 0; i < n; ++i) {
     if (reuse && i < num_in && constant_only_input_[i]) continue;  // no kernel that runs reads it
@@ -288,7 +281,7 @@ void Program::RunInPlace(std::span<void* const> data) {
     if (i < num_in) device_->Write(buffer, data[i], slot_bytes_[i]);
   }
   for (size_t s = n; s < slot_names_.size(); ++s) slots[s] = &Owned(set, s);
-  LaunchQuiet(set, slots, reuse, sources);
+  Launch(set, slots, reuse, memory, nullptr);
   for (size_t i = num_in; i < n; ++i) {
     if (set.wrappers[i]) {
       device_->SyncHost(*set.wrappers[i]);
@@ -324,10 +317,10 @@ void Program::RunOn(std::span<const HostView> inputs, std::span<const HostView> 
 
   std::vector<hal::DeviceBuffer*> slots(slot_names_.size(), nullptr);
   std::vector<std::unique_ptr<hal::DeviceBuffer>> wrapped(num_in + outputs.size());
-  std::vector<const void*> sources(num_in, nullptr);
-  for (size_t i = 0; i < num_in; ++i)
-    if (constant_input_[i]) sources[i] = inputs[i].device_memory ? inputs[i].device_memory : inputs[i].data;
-  bool reuse = ConstantsValid(set, sources);
+  auto memory = [&](size_t i) -> const void* {
+    return inputs[i].device_memory ? inputs[i].device_memory : inputs[i].data;
+  };
+  bool reuse = ConstantsValid(set, memory);
   int copied = 0;
   for (size_t i = 0; i < num_in + outputs.size(); ++i) {
     if (reuse && i < num_in && constant_only_input_[i]) continue;  // no kernel that runs reads it
@@ -363,7 +356,8 @@ void Program::RunOn(std::span<const HostView> inputs, std::span<const HostView> 
   }
   for (size_t s = num_in + outputs.size(); s < slot_names_.size(); ++s) slots[s] = &Owned(set, s);
 
-  RunStats s = Launch(set, slots, reuse, sources);
+  RunStats s;
+  Launch(set, slots, reuse, memory, &s);
   s.copied_views = copied;
 
   for (size_t i = num_in; i < num_in + outputs.size(); ++i) {
@@ -438,10 +432,10 @@ RunStats Program::Execute() {
   std::vector<hal::DeviceBuffer*> slots;
   for (size_t s = 0; s < slot_names_.size(); ++s) slots.push_back(&Owned(*staged_, s));
   // The staged buffers never move: Upload alone changes the constants.
-  std::vector<const void*> sources(constant_input_.size(), nullptr);
-  for (size_t i = 0; i < sources.size(); ++i)
-    if (constant_input_[i]) sources[i] = slots[i];
-  return Launch(*staged_, slots, ConstantsValid(*staged_, sources), sources);
+  auto memory = [&](size_t i) -> const void* { return slots[i]; };
+  RunStats stats;
+  Launch(*staged_, slots, ConstantsValid(*staged_, memory), memory, &stats);
+  return stats;
 }
 
 std::map<std::string, lang::Tensor> Program::Download() {

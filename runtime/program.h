@@ -15,6 +15,7 @@
 #pragma once
 
 #include <atomic>
+#include <functional>
 #include <map>
 #include <memory>
 #include <mutex>
@@ -129,7 +130,8 @@ class Program {
     std::vector<std::unique_ptr<hal::DeviceBuffer>> wrappers;
     std::vector<hal::DeviceBuffer*> slots, args;
     // The constant kernels' results in this set are valid for this
-    // generation (0: never computed) and these constant inputs' memory.
+    // generation (0: never computed) and this memory of the constant inputs
+    // (by input; null for the others).
     uint64_t constants_generation = 0;
     std::vector<const void*> constant_sources;
   };
@@ -139,16 +141,18 @@ class Program {
   void Prepare();
   hal::DeviceBuffer& Owned(BufferSet& set, size_t slot);
   hal::DeviceBuffer* StagedBuffer(const std::string& tensor) const;
-  // Whether `set` holds the constant kernels' results for constant inputs at
-  // `sources` (one per input, null for the non-constant ones).
-  bool ConstantsValid(const BufferSet& set, const std::vector<const void*>& sources) const;
-  // Runs the kernels, skipping the constant ones when `reuse`; then records
-  // in `set` that its constant results are valid for `sources`.
-  RunStats Launch(BufferSet& set, const std::vector<hal::DeviceBuffer*>& slots, bool reuse,
-                  const std::vector<const void*>& sources);
-  // Launch without stats, its argument list kept in `set.args`.
-  void LaunchQuiet(BufferSet& set, const std::vector<hal::DeviceBuffer*>& slots, bool reuse,
-                   const std::vector<const void*>& sources);
+  // The memory each input was given in a run (a host pointer, a cl_mem, a
+  // staged buffer); consulted for the constant inputs only.
+  using ConstantMemory = std::function<const void*(size_t input)>;
+  // Whether `set` holds the constant kernels' results for this generation
+  // and the constant inputs at `memory`.
+  bool ConstantsValid(const BufferSet& set, const ConstantMemory& memory) const;
+  // Runs the kernels (their argument lists built in `set.args`), skipping
+  // the constant ones when `reuse`; then records in `set` that its constant
+  // results are valid for `memory`. Timed into `stats` unless it is null.
+  // Allocates nothing once the set has run.
+  void Launch(BufferSet& set, const std::vector<hal::DeviceBuffer*>& slots, bool reuse,
+              const ConstantMemory& memory, RunStats* stats);
 
   std::shared_ptr<hal::Device> device_;
   compiler::CompiledProgram compiled_;

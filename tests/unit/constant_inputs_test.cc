@@ -6,8 +6,11 @@
 // timing). The LLVM backend and, where PoCL is installed, OpenCL.
 #include <gtest/gtest.h>
 
+#include <atomic>
+#include <cstdlib>
 #include <cstring>
 #include <map>
+#include <new>
 #include <memory>
 #include <string>
 #include <vector>
@@ -17,6 +20,23 @@
 #include "tests/unit/pipeline_check.h"
 #include "tile_lang/evaluator.h"
 #include "tile_lang/tensor.h"
+
+// Every allocation of this test binary is counted (RunInPlaceAllocatesNothing),
+// except under the sanitizers, which keep their own operator new.
+#if defined(__SANITIZE_ADDRESS__) || defined(__SANITIZE_THREAD__)
+#define TILEC_COUNTS_ALLOCATIONS 0
+#else
+#define TILEC_COUNTS_ALLOCATIONS 1
+std::atomic<int64_t> g_allocations{0};
+
+__attribute__((noinline)) void* operator new(size_t size) {
+  g_allocations.fetch_add(1, std::memory_order_relaxed);
+  if (void* p = std::malloc(size ? size : 1)) return p;
+  throw std::bad_alloc();
+}
+__attribute__((noinline)) void operator delete(void* p) noexcept { std::free(p); }
+__attribute__((noinline)) void operator delete(void* p, size_t) noexcept { std::free(p); }
+#endif
 
 namespace tilec {
 namespace {
@@ -143,6 +163,32 @@ TEST_P(ConstantInputs, RunInPlaceSkipsToo) {
   data[1] = k2.data();
   program_->RunInPlace(data);
   EXPECT_TRUE(testing::OutputsMatch(lang::Evaluate(bound_, {{"D", d}, {"K", k2}}), {{"R", r}}, "R", 1e-4));
+}
+
+// RunInPlace, the embedding API's fast path, allocates nothing once a
+// pooled buffer set has run, with constant inputs as without (the check of
+// the constants' memory compares in place). A tiny program, so that the
+// launch itself runs inline on the caller's thread.
+TEST_P(ConstantInputs, RunInPlaceAllocatesNothing) {
+  if (GetParam() != "llvm") GTEST_SKIP() << "the OpenCL driver allocates in its launches";
+#if !TILEC_COUNTS_ALLOCATIONS
+  GTEST_SKIP() << "allocations are not counted under the sanitizers";
+#else
+  testing::Case c{"function (A[N], B[N]) -> (C) { C = A + B; }", {{"A", F32({16})}, {"B", F32({16})}}};
+  lang::Program bound = testing::BindCase(c);
+  runtime::Program p = runtime::Program::Compile(bound, device_);
+  std::map<std::string, lang::Tensor> in = testing::RandomInputs(bound, 5);
+  lang::Tensor out(bound.Tensor("C").shape);
+  std::vector<void*> data{in.at("A").data(), in.at("B").data(), out.data()};
+  for (const std::vector<std::string>& constants : {std::vector<std::string>{}, std::vector<std::string>{"B"}}) {
+    p.SetConstantInputs(constants);
+    p.RunInPlace(data);  // the set's first run allocates its wrappers
+    int64_t before = g_allocations.load();
+    for (int run = 0; run < 10; ++run) p.RunInPlace(data);
+    EXPECT_EQ(g_allocations.load() - before, 0) << "constants: " << constants.size();
+    EXPECT_TRUE(testing::OutputsMatch(lang::Evaluate(bound, in), {{"C", out}}, "C", 1e-6));
+  }
+#endif
 }
 
 TEST_P(ConstantInputs, OnlyKernelsReadingConstantsAloneAreSkipped) {
