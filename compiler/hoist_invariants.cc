@@ -5,6 +5,8 @@
 #include <algorithm>
 #include <set>
 
+#include "compiler/flat.h"
+
 namespace tilec::compiler {
 namespace {
 
@@ -43,7 +45,7 @@ lang::Program HoistInvariants(const lang::Program& program) {
         e->operands[1].is_tensor && hoisted.count(e->operands[1].tensor)) {
       const lang::TensorDecl& b = program.Tensor(e->operands[1].tensor);
       const lang::TensorDecl& result = program.Tensor(e->output);
-      if (IsFloatType(b.shape.dtype) && b.shape.ElementCount() * 16 <= result.shape.ElementCount()) {
+      if (IsFloatType(b.shape.dtype) && SaturatingMul(b.shape.ElementCount(), 16) <= result.shape.ElementCount()) {
         std::string name = fmt::format("{}_recip", b.name);
         for (int k = 1; out.tensors.count(name); ++k) name = fmt::format("{}_recip{}", b.name, k);
         lang::TensorDecl r;

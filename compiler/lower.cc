@@ -595,7 +595,7 @@ class Lowerer {
       const TensorDecl& t = program_.Tensor(access.tensor);
       // What one panel walk reads: the input, or one slice of it where it
       // moves along other output indices too (a batch: B[b, k, n]).
-      int64_t slice = t.shape.ElementCount() * lang::BitWidth(t.shape.dtype) / 8;
+      int64_t slice = SaturatingMul(t.shape.ElementCount(), lang::BitWidth(t.shape.dtype)) / 8;
       bool batched = false;
       for (int i = 0; i < flat.num_indices(); ++i)
         if (i != v && flat.output().strides[i] != 0 && flat.accesses[a].strides[i] != 0) {
@@ -605,7 +605,7 @@ class Lowerer {
       bool pack = block > 0 && ((range_v % options_.vector_block == 0 && !batched) ||
                                 slice >= options_.padded_panel_min_bytes);
       if (s == 0 || (s == 1 && (split || !pack))) continue;
-      if (t.shape.ElementCount() * 16 > work) continue;  // copying would not pay
+      if (SaturatingMul(t.shape.ElementCount(), 16) > work) continue;  // copying would not pay
       // Exactly one dimension indexed by v alone, with coefficient 1.
       int dim = -1, uses = 0;
       for (size_t d = 0; d < access.index.size(); ++d) {
