@@ -42,6 +42,18 @@ lang::DataType IndexTypeFor(const FlatContraction& flat) {
   }
   for (const FlatIndex& i : flat.indices)
     if (i.range > kMax / 2) return lang::DataType::I64;
+  // A constraint's sides are index-typed too: `a < -4294967297` on small
+  // tensors (infeasible, but still compiled) needs i64.
+  for (const auto* list : {&flat.constraints, &flat.padding})
+    for (const FlatConstraint& c : *list) {
+      int64_t lo = 0, hi = 0;
+      for (int i = 0; i < flat.num_indices(); ++i) {
+        int64_t span = CheckedMul(c.lhs[i], flat.indices[i].range, "a constraint");
+        (span < 0 ? lo : hi) += span;
+        if (lo < -kMax / 2 || hi > kMax / 2) return lang::DataType::I64;
+      }
+      if (c.rhs < -kMax / 2 || c.rhs > kMax / 2) return lang::DataType::I64;
+    }
   return lang::DataType::I32;
 }
 
