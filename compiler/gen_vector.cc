@@ -364,14 +364,23 @@ bool VecGen::ConstrainedAlongP(int i) const {
 bool VecGen::StreamingStores() const {
   if (contraction_ || !vector_epilogue_) return false;
   int64_t bytes = 0;
+  bool temporaries = false;
   for (const std::string& t : flat_.kernel_outputs) {
     const FlatAccess& a = PointAccess(t);
-    bytes += a.limit * lang::BitWidth(program_.Tensor(t).shape.dtype) / 8;
+    int64_t b = SaturatingMul(a.limit, lang::BitWidth(program_.Tensor(t).shape.dtype) / 8);
+    bytes = b > INT64_MAX - bytes ? INT64_MAX : bytes + b;
+    temporaries |= program_.Tensor(t).role == lang::TensorRole::Temporary;
     if (a.offset % w_ != 0) return false;
     for (int i = 0; i < flat_.num_indices(); ++i)
       if (i != v_ && a.strides[i] % w_ != 0) return false;
   }
-  return bytes > 8 * hw_.l2_bytes * std::max<int64_t>(hw_.compute_units, 1);
+  // A temporary is read again by a later kernel of the run: it stays in
+  // the caches unless it is far larger than they are. A result goes back
+  // to the caller: above twice the L2 caches' total it would only push
+  // the inputs out of the last level (gelu erf 1024x3072, 12.5 MB written,
+  // 4 MB of L2: 1.70 -> 1.55 ms; tanh over 4M floats 3-7% faster).
+  int64_t l2 = SaturatingMul(hw_.l2_bytes, std::max<int64_t>(hw_.compute_units, 1));
+  return bytes > SaturatingMul(l2, temporaries ? 8 : 2);
 }
 
 std::string VecGen::PlanText() const {

@@ -169,6 +169,30 @@ TEST(LlvmPipeline, PanelsBlockedLayoutsAndStreamingStores) {
   }
 }
 
+TEST(LlvmPipeline, StreamingStoresForResultsAboveTwiceTheL2Caches) {
+  // A result of 4x the L2 caches' total goes around the caches; a
+  // temporary of that size stays cached for the kernel that reads it
+  // (temporaries stream only above 8x). Sizes divide every vector width.
+  const compiler::HardwareModel& hw = Device()->hardware_model();
+  int64_t l2 = hw.l2_bytes * std::max<int64_t>(hw.compute_units, 1);
+  int64_t n = (l2 * 4 / 4 + 63) / 64 * 64;  // floats
+  ASSERT_LT(n * 4, l2 * 8);
+  auto plans = [](const runtime::Program& p) {
+    std::vector<std::string> out;
+    for (const auto& k : p.compiled().kernels) out.push_back(k.code.vector_plan);
+    return out;
+  };
+  auto result = Check({"function (A[N]) -> (R) { R = exp(A) + 1; }", {{"A", F32({n})}}}, {false, 1}, {},
+                      "result of 4x L2");
+  ASSERT_EQ(plans(*result).size(), 1u);
+  EXPECT_NE(plans(*result)[0].find("streaming stores"), std::string::npos) << plans(*result)[0];
+  auto temporary = Check({"function (A[N], B[M]) -> (R) { T = exp(A); R[i : N] = +(T[i] * B[j]); }",
+                          {{"A", F32({n})}, {"B", F32({3})}}},
+                         {false, 1}, {}, "temporary of 4x L2");
+  ASSERT_EQ(plans(*temporary).size(), 2u);
+  EXPECT_EQ(plans(*temporary)[0].find("streaming stores"), std::string::npos) << plans(*temporary)[0];
+}
+
 TEST(LlvmPipeline, VectorFormMaskedTails) {
   // llvm.masked.load/store for the tails, lane masks for constraints on v.
   for (const auto& [c, expect] : testing::MaskedTailCases()) {
