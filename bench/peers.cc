@@ -21,11 +21,14 @@
 #include <algorithm>
 #include <chrono>
 #include <cmath>
+#include <cstdio>
 #include <cstdlib>
 #include <fstream>
 #include <optional>
 #include <sstream>
+#include <string_view>
 #include <thread>
+#include <unistd.h>
 
 #include "bench/peer.h"
 #include "hal/hal.h"
@@ -352,7 +355,25 @@ void PrintTable(const Results& r, int runs) {
   if (!r.failed.empty()) fmt::print("\nnot timed (failed or disagreeing): {}\n", fmt::join(r.failed, ", "));
 }
 
+// Every side's large buffers on transparent huge pages, as Tilec's runtime
+// asks for its own (hal/llvm/llvm_device.cc): the peers' (oneDNN, OpenBLAS,
+// the triad) through glibc's malloc tunable, set by executing this program
+// again once. Without it the comparison is of page sizes as much as of
+// kernels (row sum of 4096x4096: 1.6 vs 1.2 ms, bench/README.md).
+void UseHugePagesForThePeers(int argc, char** argv) {
+  for (int i = 1; i < argc; ++i)
+    if (std::string_view(argv[i]) == "--small-pages") return;
+  const char* now = std::getenv("GLIBC_TUNABLES");
+  std::string tunables = now ? now : "";
+  if (tunables.find("glibc.malloc.hugetlb") != std::string::npos) return;
+  tunables += (tunables.empty() ? "" : ":") + std::string("glibc.malloc.hugetlb=1");
+  setenv("GLIBC_TUNABLES", tunables.c_str(), 1);
+  execv("/proc/self/exe", argv);  // returns only on failure: small pages then
+  std::fprintf(stderr, "bench_peers: could not re-execute with huge pages; the peers use small pages\n");
+}
+
 int Main(int argc, char** argv) {
+  UseHugePagesForThePeers(argc, argv);
   Options opts;
   std::vector<Workload> workloads = AllWorkloads();
   CLI::App app("bench_peers: Tilec against oneDNN and OpenBLAS on the same workloads, round by round",
@@ -377,6 +398,10 @@ int Main(int argc, char** argv) {
   app.add_option("--local", opts.local, "Tilec: 1 stage inputs in local memory, 0 read global memory")
       ->type_name("0|1");
   app.add_flag("--no-relayout", opts.no_relayout, "Tilec: no relayout kernels (the layouts as given)");
+  bool small_pages = false;
+  app.add_flag("--small-pages", small_pages,
+               "Do not give the peers transparent huge pages (glibc.malloc.hugetlb=1); Tilec's "
+               "buffers ask for them anyway");
   app.add_flag("--no-constants", opts.no_constants,
                "Tilec: relayout the weights in every timed run (by default they are constant inputs, "
                "relaid once, as oneDNN reorders them once)");
@@ -411,6 +436,10 @@ int Main(int argc, char** argv) {
         "bench_peers: tilec on {}; oneDNN {} threads, OpenBLAS {} threads, triad {} threads; {} runs after "
         "{} warm-up rounds\n",
         device->id(), onednn_threads, blas_threads, triad_threads, opts.runs, opts.warmup);
+    const char* tunables = std::getenv("GLIBC_TUNABLES");
+    bool huge = tunables && std::string_view(tunables).find("glibc.malloc.hugetlb=1") != std::string_view::npos;
+    fmt::print("pages: Tilec's buffers ask for huge pages; the peers' {}\n",
+               huge ? "too (glibc.malloc.hugetlb=1)" : "use small pages (--small-pages)");
     if (opts.runs < 10) fmt::print("note: fewer than 10 runs; the medians are rough\n");
     Results results;
     for (const Workload& w : workloads) {

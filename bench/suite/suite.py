@@ -25,6 +25,16 @@ import sys
 import tempfile
 import time
 
+
+# Every side's large buffers on transparent huge pages, as Tilec's runtime
+# asks for its own (hal/llvm/llvm_device.cc): PyTorch's, OpenBLAS's and the
+# bandwidth probe's through glibc's malloc tunable, set by executing this
+# script again once (before torch is loaded). --small-pages: not for them.
+if "--small-pages" not in sys.argv and "glibc.malloc.hugetlb" not in os.environ.get("GLIBC_TUNABLES", ""):
+    _env = dict(os.environ)
+    _env["GLIBC_TUNABLES"] = ":".join(filter(None, [_env.get("GLIBC_TUNABLES"), "glibc.malloc.hugetlb=1"]))
+    os.execve(sys.executable, [sys.executable] + sys.argv, _env)
+
 import ctypes
 import ctypes.util
 
@@ -323,6 +333,9 @@ def main():
     ap.add_argument("--smoke", action="store_true",
                     help="two tiny cases, correctness only (no timing; for ctest)")
     ap.add_argument("--json", help="also write the rows to this file")
+    ap.add_argument("--small-pages", action="store_true",
+                    help="do not give the peers and probes transparent huge pages "
+                         "(glibc.malloc.hugetlb=1); Tilec's buffers ask for them anyway")
     ap.add_argument("--baseline", help="another tilec binary (e.g. an older build) timed too, "
                     "after Tilec and the peer of each case: column 'base ms'")
     args = ap.parse_args()
@@ -352,6 +365,9 @@ def main():
         print("machine: FMA peak %.1f GFLOP/s (%s, %d threads), streaming %.1f GB/s (triad); "
               "load %s" % (m["fma_gflops"], m["vector"], m["threads"], m["stream_gbps"],
                            " ".join("%.1f" % x for x in os.getloadavg())))
+        print("pages: Tilec's buffers ask for huge pages; the peers' and probes' %s"
+              % ("too (glibc.malloc.hugetlb=1)" if "glibc.malloc.hugetlb=1" in os.environ.get("GLIBC_TUNABLES", "")
+                 else "use small pages (--small-pages)"))
         print("ratio = peer median / Tilec median (> 1: Tilec faster); min r = the same with "
               "each side's fastest run; limit = max(FLOPs / peak, "
               "bytes / bandwidth) / Tilec median; binds: F = FLOPs, B = bytes\n")

@@ -6,10 +6,14 @@
 #include <llvm/IR/LLVMContext.h>
 #include <llvm/IR/Module.h>
 
+#include <algorithm>
 #include <atomic>
 #include <cmath>
+#include <cstdint>
+#include <vector>
 #include <stdexcept>
 
+#include "hal/hal.h"
 #include "hal/llvm/jit.h"
 #include "hal/llvm/thread_pool.h"
 #include "support/error.h"
@@ -83,6 +87,25 @@ TEST(LlvmJit, SameNamesInTwoModules) {
     auto f = reinterpret_cast<float (*)(float)>(
         TheJit().Compile(std::move(ctx), std::move(m), {"scale"}).at(0));
     EXPECT_EQ(f(1.5f), 1.5f * scale);
+  }
+}
+
+TEST(LlvmDevice, BuffersAroundTheHugePageSizeStartZeroAndRoundTrip) {
+  // Buffers from 2 MB up are aligned to 2 MB, padded to a multiple of it
+  // and advised to use huge pages; the ones below keep 64-byte alignment.
+  auto device = hal::OpenDevice("llvm");
+  constexpr size_t kMb2 = size_t{2} << 20;
+  for (size_t bytes : {kMb2 - 4, kMb2, kMb2 + 4, 5 * kMb2 + 12}) {
+    auto buffer = device->Allocate(bytes);
+    ASSERT_EQ(buffer->size(), bytes);
+    std::vector<uint8_t> back(bytes, 0xff);
+    device->Read(*buffer, back.data(), bytes);
+    EXPECT_EQ(std::count(back.begin(), back.end(), 0), static_cast<std::ptrdiff_t>(bytes)) << bytes;
+    std::vector<uint8_t> pattern(bytes);
+    for (size_t i = 0; i < bytes; ++i) pattern[i] = static_cast<uint8_t>(i * 31 + 7);
+    device->Write(*buffer, pattern.data(), bytes);
+    device->Read(*buffer, back.data(), bytes);
+    EXPECT_EQ(back, pattern) << bytes;
   }
 }
 
