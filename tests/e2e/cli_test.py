@@ -650,6 +650,9 @@ class CliTest(unittest.TestCase):
             (["--target", "ref", "--tile", "kernel_0=1,1,1"], 1, "the reference target 'ref' has no kernels"),
             (["--target", "opencl", "--tile", "kernel_7=1,1,1"], 1, "--tile kernel_7: the program has no kernel"),
             (["--target", "opencl", "--rank", "kernel_0=x"], 1, "--rank kernel_0=x: 'x' is not a candidate rank"),
+            (["--constant", "Q"], 1, "constant input 'Q' is not an input of the program (inputs: A, B)"),
+            (["--target", "ref", "--constant", "Q"], 1,
+             "constant input 'Q' is not an input of the program (inputs: A, B)"),
         ]
         for args, code, message in cases:
             with self.subTest(args=args):
