@@ -191,6 +191,18 @@ bool VecGen::Plan() {
       }
       if (padded < best_padded) best = b, best_padded = padded;
     }
+    // A block that divides the range exactly, one or two rows more than the
+    // budget (every register but the broadcast's, which the FMAs then read
+    // from memory), beats a padded one: 14 rows in 2 blocks of 7 instead of
+    // 3 shifted blocks of 5 (conv 3x3 on 14x14x256: 0.73 -> 0.68 ms).
+    if (rows_ == 0 && range_p % best != 0) {
+      int64_t tight = std::min((regs - (reserve - 2)) / nv_, range_p);
+      for (int64_t b = tight; b > budget; --b)
+        if (range_p % b == 0) {
+          best = b;
+          break;
+        }
+    }
     pb_ = static_cast<int>(best);
     pblocks_ = (range_p + pb_ - 1) / pb_;
     // A tail of p costs a guarded slow path in its whole block (a third of
@@ -290,6 +302,7 @@ bool VecGen::Plan() {
     v_outer_ = vblocks_ > 1 && grid_items_ > 1;
   }
   PlanChunks();
+  PlanUnrolledGuards();
   return true;
 }
 

@@ -8,6 +8,7 @@
 
 #include <algorithm>
 #include <cstdint>
+#include <functional>
 #include <optional>
 #include <string>
 #include <vector>
@@ -169,6 +170,26 @@ class VecGen {
   // level is not unrolled (see Compute). `whole_ranges`: no constraint
   // bounds a loop (BoundsInterior holds).
   Stmt ReductionLoops(int from, int to, Stmt inner, bool no_unroll_last, bool whole_ranges);
+  // Levels [from, to]: each a loop (ReductionLoops), or, where unrolled_
+  // says so, one copy of what is inside per value of its reduction with
+  // the position a constant. `inner` builds the innermost part at the
+  // current positions.
+  Stmt LoopsOrCopies(int from, int to, const std::function<Stmt()>& inner, bool no_unroll_last,
+                     bool whole_ranges);
+
+  // --- Constant rows (border guards that fold) -------------------------------
+
+  // Whether p's position is a constant wherever the reduction runs: one
+  // block covers p, or one work item covers every block (chunked, the
+  // blocks unrolled). A "same" convolution's border rows are then known
+  // when the kernel is generated.
+  bool ConstRows() const;
+  // Sets unrolled_: with ConstRows, the short reductions that the row
+  // guards test (the window offsets along p), so every guard is a constant
+  // and only the valid rows' multiply-adds remain, as a JIT kernel peels
+  // its border.
+  void PlanUnrolledGuards();
+  std::vector<bool> unrolled_;  // per reduction level
 
   // --- Reduction chunks (gen_vector_chunks.cc) -------------------------------
 

@@ -113,18 +113,43 @@ void VecGen::EmitChunked(std::vector<Stmt>& top) {
   // The chunk loops' positions are in scope for the fast condition, the
   // guards and the inner loops.
   for (int k = 0; k < chunk_levels_; ++k) pos_[reductions_[k]] = _Var(names_[reductions_[k]], Type::Index());
-  std::vector<Stmt> body;
-  body.push_back(SetBlock(blk));
-  load_accs(body);
-  body.push_back(Reduce(chunk_levels_));
-  for (int pp = 0; pp < pb_; ++pp)
-    for (int vv = 0; vv < nv_; ++vv) body.push_back(_Store(part, slot(pp, vv), Acc(pp, vv)));
-  Stmt chunk = _NoUnroll(_For("blk_", I(0), blocks, 1, _Block(std::move(body))));
-  if (chunk_split_ > 0) {
-    int r = reductions_[chunk_levels_];
-    chunk = _For(names_[r] + "_o", I(0), I(flat_.indices[r].range / chunk_split_), 1, chunk);
-  }
-  top.push_back(ReductionLoops(0, chunk_levels_ - 1, chunk, false, false));
+  // One chunk at the current positions: every block of the work item, in a
+  // loop, or (ConstRows) one copy per block with p's position a constant.
+  auto chunk = [&]() -> Stmt {
+    auto one_block = [&](Expr b) {
+      std::vector<Stmt> body;
+      auto at = [&](int pp, int vv) { return b * (int64_t{pb_} * nv_) + int64_t{pp * nv_ + vv}; };
+      for (int pp = 0; pp < pb_; ++pp)
+        for (int vv = 0; vv < nv_; ++vv) body.push_back(_Assign(Acc(pp, vv), _Load(part, at(pp, vv))));
+      body.push_back(Reduce(chunk_levels_));
+      for (int pp = 0; pp < pb_; ++pp)
+        for (int vv = 0; vv < nv_; ++vv) body.push_back(_Store(part, at(pp, vv), Acc(pp, vv)));
+      return body;
+    };
+    Stmt blocks_stmt;
+    if (ConstRows()) {
+      Expr var = pos_[p_];
+      std::vector<Stmt> copies;
+      for (int64_t b = 0; b < pblocks_; ++b) {
+        int64_t start = b * pb_;
+        if (p_shift_) start = std::min(start, flat_.indices[p_].range - pb_);
+        pos_[p_] = I(start);
+        for (Stmt& st : one_block(I(b))) copies.push_back(std::move(st));
+      }
+      pos_[p_] = var;
+      blocks_stmt = _Block(std::move(copies));
+    } else {
+      std::vector<Stmt> body = one_block(blk);
+      body.insert(body.begin(), SetBlock(blk));
+      blocks_stmt = _NoUnroll(_For("blk_", I(0), blocks, 1, _Block(std::move(body))));
+    }
+    if (chunk_split_ > 0) {
+      int r = reductions_[chunk_levels_];
+      blocks_stmt = _For(names_[r] + "_o", I(0), I(flat_.indices[r].range / chunk_split_), 1, blocks_stmt);
+    }
+    return blocks_stmt;
+  };
+  top.push_back(LoopsOrCopies(0, chunk_levels_ - 1, chunk, false, false));
   for (int k = 0; k < chunk_levels_; ++k) pos_[reductions_[k]] = nullptr;
 
   // The post-ops and stores of each block.
@@ -135,4 +160,36 @@ void VecGen::EmitChunked(std::vector<Stmt>& top) {
   top.push_back(_NoUnroll(_For("blk_", I(0), blocks, 1, _Block(std::move(out)))));
 }
 
+bool VecGen::ConstRows() const {
+  // Chunked, every block in one work item: at most this many copies.
+  constexpr int64_t kMaxCopiedBlocks = 4;
+  if (p_ < 0) return false;
+  return Chunked() ? PGroups() == 1 && pblocks_ <= kMaxCopiedBlocks : pblocks_ == 1;
+}
+
+void VecGen::PlanUnrolledGuards() {
+  unrolled_.assign(reductions_.size(), false);
+  if (!ConstRows()) return;
+  constexpr int64_t kMaxCopies = 16;
+  std::vector<bool> want(reductions_.size(), false);
+  for (size_t n = 0; n < flat_.constraints.size(); ++n) {
+    const FlatConstraint& c = flat_.constraints[n];
+    if (c.lhs[v_] != 0 || IsLoopBound(n)) continue;  // lane masks, loop bounds: not row guards
+    for (int i = 0; i < flat_.num_indices(); ++i) {
+      if (c.lhs[i] == 0 || i == p_) continue;
+      auto at = std::find(reductions_.begin(), reductions_.end(), i);
+      if (at == reductions_.end()) return;  // a grid index: the guard stays a guard
+      int k = static_cast<int>(at - reductions_.begin());
+      if (k == chunk_levels_ && chunk_split_ > 0) return;  // a split level
+      want[k] = true;
+    }
+  }
+  int64_t copies = 1;
+  for (size_t k = 0; k < want.size(); ++k)
+    if (want[k]) copies = SaturatingMul(copies, flat_.indices[reductions_[k]].range);
+  if (copies > kMaxCopies) return;
+  unrolled_ = want;
+}
+
 }  // namespace tilec::compiler::vector_form
+

@@ -5,6 +5,7 @@
 
 #include <algorithm>
 #include <climits>
+#include <functional>
 #include <limits>
 #include <map>
 #include <optional>
@@ -30,6 +31,7 @@ void VecGen::DeclarePositions(std::vector<Stmt>& top) {
     Expr start = _Index(sem::ThreadIndexKind::GroupId, 0) * (int64_t{pb_} * sb_);
     if (p_shift_ && !Chunked()) start = _Min(start, I(flat_.indices[p_].range - pb_));
     declare(p_, start);
+    if (!Chunked() && pblocks_ == 1) pos_[p_] = I(0);  // ConstRows
   }
   Expr vblock = _Index(sem::ThreadIndexKind::GroupId, v_outer_ ? 2 : 1);
   if (q_ >= 0) {
@@ -182,7 +184,14 @@ Stmt VecGen::Compute(bool checks, int first, bool whole_ranges) {
   std::vector<Expr> ok(pb_);
   std::vector<Stmt> guards, masks;
   bool any_ok = false;
-  if (checks)
+  // The rows' ok flags and the lanes' masks at the current positions.
+  auto make_guards = [&] {
+    ok.assign(pb_, nullptr);
+    guards.clear();
+    masks.clear();
+    masks_.clear();
+    any_ok = false;
+    if (!checks) return;
     for (int pp = 0; pp < pb_; ++pp)
       if (Expr e = PointValid(pp)) {
         std::string name = fmt::format("ok_{}", pp);
@@ -190,13 +199,14 @@ Stmt VecGen::Compute(bool checks, int first, bool whole_ranges) {
         ok[pp] = _Var(name, Type::Bool());
         any_ok = true;
       }
-  masks_.clear();
-  if (checks && Masked())
-    for (int vv = 0; vv < nv_; ++vv) {
-      std::string name = fmt::format("mask_{}", vv);
-      masks.push_back(_Declare(Type::Bool(w_), name, LaneMask(vv, true, true)));
-      masks_.push_back(_Var(name, Type::Bool(w_)));
-    }
+    if (Masked())
+      for (int vv = 0; vv < nv_; ++vv) {
+        std::string name = fmt::format("mask_{}", vv);
+        masks.push_back(_Declare(Type::Bool(w_), name, LaneMask(vv, true, true)));
+        masks_.push_back(_Var(name, Type::Bool(w_)));
+      }
+  };
+  make_guards();
 
   // Innermost body: loads and multiply-adds; `guarded`: each row under its
   // ok flag, shared loads clamped.
@@ -269,23 +279,46 @@ Stmt VecGen::Compute(bool checks, int first, bool whole_ranges) {
   if (guards.empty() && masks.empty()) {
     nest = loops(first, last, make_body(false));
   } else {
-    // Where every row is valid (most of a border block), the loops below
-    // run without guards.
-    for (Stmt& m : masks) guards.push_back(std::move(m));
-    if (!any_ok) {
-      guards.push_back(loops(guard_level + 1, last, make_body(false)));
-    } else {
-      Expr all;
-      for (const Expr& e : ok)
-        if (e) all = And(all, e);
-      guards.push_back(_If(all, loops(guard_level + 1, last, make_body(false)),
-                           loops(guard_level + 1, last, make_body(true))));
-    }
-    nest = loops(first, guard_level, _Block(std::move(guards)));
+    // The guards and the loops below them, at the current positions (the
+    // unrolled levels above make them constants: sem::Simplify folds them).
+    auto guarded = [&]() -> Stmt {
+      make_guards();
+      // Where every row is valid (most of a border block), the loops below
+      // run without guards.
+      for (Stmt& m : masks) guards.push_back(std::move(m));
+      if (!any_ok) {
+        guards.push_back(loops(guard_level + 1, last, make_body(false)));
+      } else {
+        Expr all;
+        for (const Expr& e : ok)
+          if (e) all = And(all, e);
+        guards.push_back(_If(all, loops(guard_level + 1, last, make_body(false)),
+                             loops(guard_level + 1, last, make_body(true))));
+      }
+      return _Block(std::move(guards));
+    };
+    nest = LoopsOrCopies(first, guard_level, guarded, no_unroll, whole_ranges);
   }
   for (size_t k = first; k < reductions_.size(); ++k) pos_[reductions_[k]] = nullptr;
   masks_.clear();
   return nest;
+}
+
+Stmt VecGen::LoopsOrCopies(int from, int to, const std::function<Stmt()>& inner, bool no_unroll_last,
+                           bool whole_ranges) {
+  if (from > to) return inner();
+  int r = reductions_[from];
+  if (unrolled_.empty() || !unrolled_[from])
+    return ReductionLoops(from, from, LoopsOrCopies(from + 1, to, inner, no_unroll_last, whole_ranges),
+                          no_unroll_last, whole_ranges);
+  Expr var = pos_[r];
+  std::vector<Stmt> copies;
+  for (int64_t t = 0; t < flat_.indices[r].range; ++t) {
+    pos_[r] = I(t);
+    copies.push_back(LoopsOrCopies(from + 1, to, inner, no_unroll_last, whole_ranges));
+  }
+  pos_[r] = var;
+  return _Block(std::move(copies));
 }
 
 Stmt VecGen::ReductionLoops(int from, int to, Stmt inner, bool no_unroll_last, bool whole_ranges) {

@@ -6,6 +6,7 @@
 // divides (1, 7, 333, 1031), every aggregation, floats and integers.
 #include <gtest/gtest.h>
 
+#include "compiler/sem/printer.h"
 #include "tests/unit/pipeline_cases.h"
 
 namespace tilec {
@@ -108,6 +109,34 @@ TEST_P(CpuForms, GemvFullSumPoolingSoftmax) {
 })";
   plans = Check({col_softmax, {{"X", F32({333, 7})}}}, "column softmax");
   EXPECT_EQ(plans.find("Row group form"), std::string::npos) << plans;
+}
+
+TEST_P(CpuForms, BorderRowsOfSmallImagesAreConstants) {
+  // A "same" convolution whose rows fit one block (nv = 2: 14 rows), or
+  // whose blocks all belong to one work item (64 channels: 2 blocks of 7;
+  // 13 rows: 3 blocks of 5, the last shifted back), knows its border rows
+  // when the kernel is generated: the window offsets along the rows are
+  // unrolled and no row guard (ok_) is left.
+  auto device = testing::DeviceFor(GetParam());
+  struct Shape {
+    int64_t hw, c;
+    const char* plan;  // on llvm
+  };
+  for (const Shape& s : {Shape{14, 32, "2 x 16 lanes of float along co, block of 14 along y"},
+                         Shape{14, 64, "block of 7 along y"},
+                         Shape{13, 64, "block of 5 along y (the last block shifted back)"}}) {
+    compiler::CompileOptions o;
+    o.use_local = false;
+    std::string name = fmt::format("{}x{}x{} on {}", s.hw, s.hw, s.c, GetParam());
+    auto program = testing::CheckCase(
+        device,
+        {testing::kConvRelu, {{"D", F32({1, s.hw, s.hw, s.c})}, {"K", F32({3, 3, s.c, s.c})}}}, o, name);
+    if (GetParam() != "llvm") continue;
+    std::string plans = testing::VectorPlans(*program);
+    EXPECT_NE(plans.find(s.plan), std::string::npos) << name << "\n" << plans;
+    std::string sem = sem::Print(program->compiled().Module());
+    EXPECT_EQ(sem.find("ok_"), std::string::npos) << name;
+  }
 }
 
 TEST_P(CpuForms, ColumnReductionsInTheVectorForm) {
