@@ -329,6 +329,37 @@ void VecGen::PlanVectorsAlongQ() {
   }
 }
 
+bool VecGen::ConstRows() const {
+  // Chunked, every block in one work item: at most this many copies.
+  constexpr int64_t kMaxCopiedBlocks = 4;
+  if (p_ < 0) return false;
+  return Chunked() ? PGroups() == 1 && pblocks_ <= kMaxCopiedBlocks : pblocks_ == 1;
+}
+
+void VecGen::PlanUnrolledGuards() {
+  unrolled_.assign(reductions_.size(), false);
+  if (!ConstRows()) return;
+  constexpr int64_t kMaxCopies = 16;
+  std::vector<bool> want(reductions_.size(), false);
+  for (size_t n = 0; n < flat_.constraints.size(); ++n) {
+    const FlatConstraint& c = flat_.constraints[n];
+    if (c.lhs[v_] != 0 || IsLoopBound(n)) continue;  // lane masks, loop bounds: not row guards
+    for (int i = 0; i < flat_.num_indices(); ++i) {
+      if (c.lhs[i] == 0 || i == p_) continue;
+      auto at = std::find(reductions_.begin(), reductions_.end(), i);
+      if (at == reductions_.end()) return;  // a grid index: the guard stays a guard
+      int k = static_cast<int>(at - reductions_.begin());
+      if (k == chunk_levels_ && chunk_split_ > 0) return;  // a split level
+      want[k] = true;
+    }
+  }
+  int64_t copies = 1;
+  for (size_t k = 0; k < want.size(); ++k)
+    if (want[k]) copies = SaturatingMul(copies, flat_.indices[reductions_[k]].range);
+  if (copies > kMaxCopies) return;
+  unrolled_ = want;
+}
+
 bool VecGen::PShiftAllowed() const {
   // accesses[1..]: everything the kernel reads from memory (contraction and
   // post-op inputs); post-ops reading an earlier result use its register.

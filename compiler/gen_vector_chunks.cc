@@ -104,10 +104,10 @@ void VecGen::EmitChunked(std::vector<Stmt>& top) {
   top.push_back(_Declare(Type::Index(), "blocks_", _Min(I(sb_), I(pblocks_) - first_block)));
   Expr blocks = _Var("blocks_", Type::Index());
   Expr blk = _Var("blk_", Type::Index());
-  auto slot = [&](int pp, int vv) { return blk * (int64_t{pb_} * nv_) + int64_t{pp * nv_ + vv}; };
-  auto load_accs = [&](std::vector<Stmt>& body) {
+  auto slot = [&](Expr b, int pp, int vv) { return b * (int64_t{pb_} * nv_) + int64_t{pp * nv_ + vv}; };
+  auto load_accs = [&](Expr b, std::vector<Stmt>& body) {
     for (int pp = 0; pp < pb_; ++pp)
-      for (int vv = 0; vv < nv_; ++vv) body.push_back(_Assign(Acc(pp, vv), _Load(part, slot(pp, vv))));
+      for (int vv = 0; vv < nv_; ++vv) body.push_back(_Assign(Acc(pp, vv), _Load(part, slot(b, pp, vv))));
   };
 
   // The chunk loops' positions are in scope for the fast condition, the
@@ -118,12 +118,10 @@ void VecGen::EmitChunked(std::vector<Stmt>& top) {
   auto chunk = [&]() -> Stmt {
     auto one_block = [&](Expr b) {
       std::vector<Stmt> body;
-      auto at = [&](int pp, int vv) { return b * (int64_t{pb_} * nv_) + int64_t{pp * nv_ + vv}; };
-      for (int pp = 0; pp < pb_; ++pp)
-        for (int vv = 0; vv < nv_; ++vv) body.push_back(_Assign(Acc(pp, vv), _Load(part, at(pp, vv))));
+      load_accs(b, body);
       body.push_back(Reduce(chunk_levels_));
       for (int pp = 0; pp < pb_; ++pp)
-        for (int vv = 0; vv < nv_; ++vv) body.push_back(_Store(part, at(pp, vv), Acc(pp, vv)));
+        for (int vv = 0; vv < nv_; ++vv) body.push_back(_Store(part, slot(b, pp, vv), Acc(pp, vv)));
       return body;
     };
     Stmt blocks_stmt;
@@ -155,41 +153,9 @@ void VecGen::EmitChunked(std::vector<Stmt>& top) {
   // The post-ops and stores of each block.
   std::vector<Stmt> out;
   out.push_back(SetBlock(blk));
-  load_accs(out);
+  load_accs(blk, out);
   out.push_back(Stores());
   top.push_back(_NoUnroll(_For("blk_", I(0), blocks, 1, _Block(std::move(out)))));
 }
 
-bool VecGen::ConstRows() const {
-  // Chunked, every block in one work item: at most this many copies.
-  constexpr int64_t kMaxCopiedBlocks = 4;
-  if (p_ < 0) return false;
-  return Chunked() ? PGroups() == 1 && pblocks_ <= kMaxCopiedBlocks : pblocks_ == 1;
-}
-
-void VecGen::PlanUnrolledGuards() {
-  unrolled_.assign(reductions_.size(), false);
-  if (!ConstRows()) return;
-  constexpr int64_t kMaxCopies = 16;
-  std::vector<bool> want(reductions_.size(), false);
-  for (size_t n = 0; n < flat_.constraints.size(); ++n) {
-    const FlatConstraint& c = flat_.constraints[n];
-    if (c.lhs[v_] != 0 || IsLoopBound(n)) continue;  // lane masks, loop bounds: not row guards
-    for (int i = 0; i < flat_.num_indices(); ++i) {
-      if (c.lhs[i] == 0 || i == p_) continue;
-      auto at = std::find(reductions_.begin(), reductions_.end(), i);
-      if (at == reductions_.end()) return;  // a grid index: the guard stays a guard
-      int k = static_cast<int>(at - reductions_.begin());
-      if (k == chunk_levels_ && chunk_split_ > 0) return;  // a split level
-      want[k] = true;
-    }
-  }
-  int64_t copies = 1;
-  for (size_t k = 0; k < want.size(); ++k)
-    if (want[k]) copies = SaturatingMul(copies, flat_.indices[reductions_[k]].range);
-  if (copies > kMaxCopies) return;
-  unrolled_ = want;
-}
-
 }  // namespace tilec::compiler::vector_form
-
