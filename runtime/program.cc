@@ -134,16 +134,21 @@ void Program::Prepare() {
   SetConstantInputs({});
 }
 
+std::vector<bool> ConstantInputMask(const lang::Program& program, const std::vector<std::string>& names) {
+  std::vector<bool> input(program.inputs.size(), false);
+  for (const std::string& n : names) {
+    auto it = std::find(program.inputs.begin(), program.inputs.end(), n);
+    if (it == program.inputs.end())
+      TILEC_USER_ERROR("constant input '{}' is not an input of the program (inputs: {})", n,
+                       fmt::join(program.inputs, ", "));
+    input[it - program.inputs.begin()] = true;
+  }
+  return input;
+}
+
 void Program::SetConstantInputs(const std::vector<std::string>& names) {
   const lang::Program& prog = compiled_.program;
-  std::vector<bool> input(prog.inputs.size(), false);
-  for (const std::string& n : names) {
-    auto it = std::find(prog.inputs.begin(), prog.inputs.end(), n);
-    if (it == prog.inputs.end())
-      TILEC_USER_ERROR("constant input '{}' is not an input of the program (inputs: {})", n,
-                       fmt::join(prog.inputs, ", "));
-    input[it - prog.inputs.begin()] = true;
-  }
+  std::vector<bool> input = ConstantInputMask(prog, names);
   size_t num_io = prog.inputs.size() + prog.outputs.size();
   // Writers of each slot: a temporary written by one kernel only can hold
   // a constant result.

@@ -171,4 +171,8 @@ class Program {
   std::unique_ptr<BufferSet> staged_;  // Upload/Execute/Download
 };
 
+// Which of `program`'s inputs (by index) `names` lists as constant inputs
+// (Program::SetConstantInputs); UserError for a name that is not an input.
+std::vector<bool> ConstantInputMask(const lang::Program& program, const std::vector<std::string>& names);
+
 }  // namespace tilec::runtime
