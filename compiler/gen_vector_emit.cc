@@ -30,8 +30,10 @@ void VecGen::DeclarePositions(std::vector<Stmt>& top) {
     // Chunked: SB blocks per work item, the position set per block (SetBlock).
     Expr start = _Index(sem::ThreadIndexKind::GroupId, 0) * (int64_t{pb_} * sb_);
     if (p_shift_ && !Chunked()) start = _Min(start, I(flat_.indices[p_].range - pb_));
-    declare(p_, start);
-    if (!Chunked() && pblocks_ == 1) pos_[p_] = I(0);  // ConstRows
+    if (!Chunked() && ConstRows())
+      pos_[p_] = I(0);  // one block, at row 0: a constant (PlanUnrolledGuards)
+    else
+      declare(p_, start);
   }
   Expr vblock = _Index(sem::ThreadIndexKind::GroupId, v_outer_ ? 2 : 1);
   if (q_ >= 0) {
