@@ -142,7 +142,7 @@ bool VecGen::Plan() {
   // Inputs along v: vector loads (stride 1) or broadcasts (stride 0).
   for (int a = 1; a <= flat_.num_inputs; ++a)
     vector_input_.push_back(flat_.accesses[a].strides[v_] == 1);
-  if (contraction_ && nvec == 1) PlanVectorsAlongQ();
+  if (nvec == 1) PlanVectorsAlongQ();
 
   // The block index (contractions): reuse of the vector loads first, then
   // the output's smallest stride.
@@ -162,6 +162,16 @@ bool VecGen::Plan() {
       if (score > best_score) best = i, best_score = score;
     }
     p_ = best;
+  } else if (int64_t{nv_} * w_ < kElementwiseItem) {
+    // Short vectors (a relayout into blocks of 4: NHWC -> MACE image order
+    // abDc4d, nChw4c): a block of rows, so a work item moves enough
+    // elements to pay for itself (1 x 4 lanes per item: 10.8 GB/s on
+    // 8x56x56x64 f32; 4 x 4 lanes x 4 rows: see gen_vector.h).
+    for (int i : outs)
+      if (flat_.indices[i].range >= 2 && !ConstrainedAlongP(i)) {
+        p_ = i;
+        break;
+      }
   }
   if (p_ >= 0) {
     // Registers: PB*NV accumulators, NV vector loads, a broadcast and a
@@ -177,11 +187,12 @@ bool VecGen::Plan() {
       if (vector_input_[a - 1]) reserve += flat_.accesses[a].strides[p_] != 0 ? 2 * nv_ : nv_;
     reserve = std::max<int64_t>(reserve, nv_ + 2);
     int64_t budget = std::max<int64_t>(1, (regs - reserve) / nv_);
+    if (!contraction_) budget = std::max<int64_t>(1, kElementwiseItem / (int64_t{nv_} * w_));
     if (rows_ > 0) budget = rows_;  // forced (CodegenOptions::vector_rows)
     int64_t range_p = flat_.indices[p_].range;
     budget = std::min(budget, range_p);
     // Forced rows are taken as they are.
-    int64_t least = rows_ > 0 ? budget : std::min<int64_t>(budget, (12 + nv_ - 1) / nv_);
+    int64_t least = rows_ > 0 || !contraction_ ? budget : std::min<int64_t>(budget, (12 + nv_ - 1) / nv_);
     int64_t best = budget, best_padded = INT64_MAX;
     for (int64_t b = budget; b >= least; --b) {
       int64_t padded = (range_p + b - 1) / b * b;
@@ -195,7 +206,7 @@ bool VecGen::Plan() {
     // budget (every register but the broadcast's, which the FMAs then read
     // from memory), beats a padded one: 14 rows in 2 blocks of 7 instead of
     // 3 shifted blocks of 5 (conv 3x3 on 14x14x256: 0.73 -> 0.68 ms).
-    if (rows_ == 0 && range_p % best != 0) {
+    if (contraction_ && rows_ == 0 && range_p % best != 0) {
       int64_t tight = std::min((regs - (reserve - 2)) / nv_, range_p);
       for (int64_t b = tight; b > budget; --b)
         if (range_p % b == 0) {
@@ -308,9 +319,16 @@ bool VecGen::Plan() {
 
 void VecGen::PlanVectorsAlongQ() {
   const std::vector<int64_t>& out_strides = flat_.output().strides;
-  for (int i = 0; i < flat_.num_indices(); ++i) {
+  // Contractions: the first index that moves a vector input and no other.
+  // Elementwise kernels (every operand loaded per vector, vectors or
+  // scalars alike): the output's smallest stride.
+  std::vector<int> order(flat_.num_indices());
+  for (int i = 0; i < flat_.num_indices(); ++i) order[i] = i;
+  if (!contraction_)
+    std::stable_sort(order.begin(), order.end(), [&](int a, int b) { return Abs(out_strides[a]) < Abs(out_strides[b]); });
+  for (int i : order) {
     if (i == v_ || out_strides[i] == 0 || flat_.indices[i].range < 2) continue;
-    bool ok = true, moves = false;
+    bool ok = true, moves = !contraction_;
     for (int a = 1; a <= flat_.num_inputs; ++a) {
       bool along = flat_.accesses[a].strides[i] != 0;
       if (along && !vector_input_[a - 1]) ok = false;

@@ -253,7 +253,11 @@ TEST_P(CpuForms, RelayoutsBetweenLayouts) {
   for (L l : {L{"nchw", "nChw16c", "Transpose form"}, L{"nChw16c", "nchw", "Transpose form"},
               L{"nchw", "nhwc", "Transpose form"}, L{"nhwc", "nchw", "Transpose form"},
               L{"nchw", "nChw8c", "Transpose form"}, L{"nChw8c", "nhwc", "Vector form"},
-              L{"nhwc", "nChw16c", "Vector form"}}) {
+              L{"nhwc", "nChw16c", "Vector form"},
+              // Blocks of 4 (nChw4c, the MACE images' abDc4d order): 4 vectors
+              // of 4 lanes and a block of rows per work item (was 1 x 4 lanes).
+              L{"nhwc", "nChw4c", "4 x 4 lanes of float along i1%4 (vectors along i1/4), block of 4 along i3"},
+              L{"nChw4c", "nhwc", "Vector form"}}) {
     for (int64_t c : {32, 20}) {
       std::string name = fmt::format("R = D, {} to {}, C = {}", l.from, l.to, c);
       auto device = testing::DeviceFor(GetParam());
