@@ -45,7 +45,16 @@ std::vector<std::string> ListDeviceIds() {
   return ids;
 }
 
-std::unique_ptr<Device> OpenDevice(const std::string& id) {
+const char* Name(ImageAccess access) {
+  switch (access) {
+    case ImageAccess::kAuto: return "auto";
+    case ImageAccess::kSampler: return "sampler";
+    case ImageAccess::kLinear: return "linear";
+  }
+  return "?";
+}
+
+std::unique_ptr<Device> OpenDevice(const std::string& id, const DeviceOptions& options) {
   if (id == "llvm" || id == cpu::LlvmDevice::kId) return std::make_unique<cpu::LlvmDevice>();
   if (id == "opencl" || id.rfind("opencl:", 0) == 0) {
     std::vector<opencl::DeviceDesc> devices = opencl::ListDevices();
@@ -55,7 +64,7 @@ std::unique_ptr<Device> OpenDevice(const std::string& id) {
           "installed and registered in /etc/OpenCL/vendors?)");
     std::vector<std::string> ids;
     for (const opencl::DeviceDesc& d : devices) {
-      if (id == "opencl" || d.id == id) return opencl::MakeOpenClDevice(d);
+      if (id == "opencl" || d.id == id) return opencl::MakeOpenClDevice(d, {.build_options = "", .image_access = options.cl_images});
       ids.push_back(d.id);
     }
     // A mistyped OpenCL id: the OpenCL ids are the ones to choose from.
@@ -76,6 +85,8 @@ std::unique_ptr<Device> OpenDeviceOn(void* cl_context, void* cl_command_queue) {
                                     static_cast<::cl_command_queue>(cl_command_queue));
 }
 
-std::string DescribeAllDevices() { return DescribeLlvm() + "\n" + opencl::DescribeDevices(); }
+std::string DescribeAllDevices(const DeviceOptions& options) {
+  return DescribeLlvm() + "\n" + opencl::DescribeDevices(options.cl_images);
+}
 
 }  // namespace tilec::hal

@@ -111,10 +111,25 @@ class Device {
   virtual KernelCacheStats kernel_cache_stats() const { return {}; }
 };
 
+// How OpenCL kernels access tensors with image storage (docs/layouts.md,
+// Images). kSampler: read_imagef on the image2d_t, writes packed into it.
+// kLinear: through the image's linear buffer (same pixels, same bytes); the
+// image2d_t is brought up to date only when something reads it as an image.
+// kAuto: kLinear on CPU devices, whose images are emulated in software
+// (PoCL: a read_imagef costs tens of nanoseconds), kSampler elsewhere.
+enum class ImageAccess { kAuto, kSampler, kLinear };
+const char* Name(ImageAccess access);  // "auto", "sampler", "linear"
+
+// What opening a device may choose (runtime/settings.h fills it from the
+// environment).
+struct DeviceOptions {
+  ImageAccess cl_images = ImageAccess::kAuto;
+};
+
 // Opens a device by id: "opencl" (the first OpenCL device), "opencl:P:D".
 // UserError for an unknown id (listing the available ones); DeviceError if
 // the device exists but cannot be opened.
-std::unique_ptr<Device> OpenDevice(const std::string& id);
+std::unique_ptr<Device> OpenDevice(const std::string& id, const DeviceOptions& options = {});
 
 // An OpenCL device on the caller's `cl_context` and `cl_command_queue`
 // (passed as void* so callers need no OpenCL headers). UsageError for NULL or
@@ -126,6 +141,6 @@ std::vector<std::string> ListDeviceIds();
 
 // The `tilec devices` text: one block per device with its id, description
 // and hardware model. Says so when there is none.
-std::string DescribeAllDevices();
+std::string DescribeAllDevices(const DeviceOptions& options = {});
 
 }  // namespace tilec::hal

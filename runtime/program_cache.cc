@@ -35,7 +35,7 @@ std::shared_ptr<hal::Device> OpenSharedDevice(const std::string& id) {
   std::lock_guard<std::mutex> lock(mutex);
   auto it = devices.find(key);
   if (it != devices.end()) return it->second;
-  std::shared_ptr<hal::Device> device = hal::OpenDevice(key);
+  std::shared_ptr<hal::Device> device = OpenDevice(key);
   device->SetKernelCache(ProcessKernelCache());
   devices.emplace(key, device);
   return device;

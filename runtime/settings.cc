@@ -48,12 +48,23 @@ RuntimeSettings SettingsFromEnvironment(const std::function<const char*(const ch
       TILEC_USER_ERROR("TILEC_TUNE='{}' is not a tuning budget in seconds (0 to 86400)", tune);
     s.tune_budget_s = seconds;
   }
+  if (std::string images = get("TILEC_CL_IMAGES"); !images.empty()) {
+    bool known = false;
+    for (hal::ImageAccess a : {hal::ImageAccess::kAuto, hal::ImageAccess::kSampler, hal::ImageAccess::kLinear}) {
+      if (images == hal::Name(a)) s.device.cl_images = a, known = true;
+    }
+    if (!known) TILEC_USER_ERROR("TILEC_CL_IMAGES='{}' is not one of auto, sampler, linear", images);
+  }
   return s;
 }
 
 const RuntimeSettings& ProcessSettings() {
   static const RuntimeSettings settings = SettingsFromEnvironment([](const char* n) { return std::getenv(n); });
   return settings;
+}
+
+std::unique_ptr<hal::Device> OpenDevice(const std::string& id) {
+  return hal::OpenDevice(id, ProcessSettings().device);
 }
 
 const TuningCache& ProcessTuningCache() {

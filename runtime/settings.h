@@ -10,6 +10,8 @@
 //                            cache directory above)
 //   TILEC_TUNE=SECONDS       tune every program on first use, within this
 //                            budget (runtime/tuner.h; default 0: never)
+//   TILEC_CL_IMAGES=auto|sampler|linear  how OpenCL kernels access image
+//                            tensors (hal::ImageAccess; default auto)
 #pragma once
 
 #include <functional>
@@ -18,6 +20,7 @@
 #include <string>
 
 #include "compiler/pipeline.h"
+#include "hal/hal.h"
 #include "hal/kernel_cache.h"
 #include "runtime/tuning_cache.h"
 
@@ -29,14 +32,20 @@ struct RuntimeSettings {
   // > 0: Program::Compile tunes the kernels the tuning cache does not know
   // yet, within this many seconds, before compiling (off by default).
   double tune_budget_s = 0;
+  // What every device the runtime and the tools open gets.
+  hal::DeviceOptions device;
 };
 
 // The settings `getenv` describes (a parameter, so tests need not touch the
-// real environment). UserError for a malformed TILEC_CACHE_MAX_MB.
+// real environment). UserError for a malformed TILEC_CACHE_MAX_MB, TILEC_TUNE
+// or TILEC_CL_IMAGES.
 RuntimeSettings SettingsFromEnvironment(const std::function<const char*(const char*)>& getenv);
 
 // This process's settings, read from the environment on first use.
 const RuntimeSettings& ProcessSettings();
+
+// hal::OpenDevice with this process's device options.
+std::unique_ptr<hal::Device> OpenDevice(const std::string& id);
 
 // The disk cache every device opened through OpenSharedDevice uses.
 std::shared_ptr<const hal::KernelCache> ProcessKernelCache();

@@ -30,10 +30,8 @@ class ClExecutable final : public Executable {
   // driver's message and build log.
   ClExecutable(opencl::Device& device, const compiler::CompiledProgram& program,
                const std::string& source, const std::string& build_options, std::vector<KernelImages> images)
-      // `source` includes the pack kernels when a kernel writes an image.
       : device_(device), images_(std::move(images)) {
     Program built;
-    bool packs = std::any_of(images_.begin(), images_.end(), [](const KernelImages& k) { return !k.written.empty(); });
     try {
       built = device.Build(source, "-cl-std=CL1.2" + build_options);
     } catch (const DeviceError& e) {
@@ -49,10 +47,6 @@ class ClExecutable final : public Executable {
       global_.push_back(k.code.global);
       local_.push_back(k.code.local);
     }
-    if (packs) {
-      pack_f32_ = device.GetKernel(built, "tilec_pack_image_f32");
-      pack_f16_ = device.GetKernel(built, "tilec_pack_image_f16");
-    }
   }
 
   uint64_t Launch(size_t index, const std::vector<DeviceBuffer*>& buffers) override {
@@ -61,11 +55,15 @@ class ClExecutable final : public Executable {
     std::lock_guard<std::mutex> lock(mutex_);
     std::vector<KernelArg> args;
     const KernelImages& images = images_[index];
+    uint64_t copy_ns = 0;  // bringing an image's other form up to date (opencl_images.h)
+    auto has = [](const std::vector<size_t>& v, size_t p) { return std::find(v.begin(), v.end(), p) != v.end(); };
     for (size_t p = 0; p < buffers.size(); ++p) {
       if (images.read.count(p)) {
-        args.emplace_back(static_cast<ClImage*>(buffers[p])->image());
-      } else if (std::count(images.written.begin(), images.written.end(), p)) {
-        args.emplace_back(static_cast<ClImage*>(buffers[p])->Linear());  // packed below
+        args.emplace_back(static_cast<ClImage*>(buffers[p])->ImageForRead(&copy_ns));
+      } else if (has(images.read_linear, p)) {
+        args.emplace_back(static_cast<ClImage*>(buffers[p])->LinearForRead(&copy_ns));
+      } else if (has(images.written, p)) {
+        args.emplace_back(static_cast<ClImage*>(buffers[p])->LinearForWrite(&copy_ns));
       } else {
         args.emplace_back(static_cast<ClBuffer*>(buffers[p])->buffer());
       }
@@ -75,10 +73,7 @@ class ClExecutable final : public Executable {
       global[d] = static_cast<size_t>(global_[index][d]);
       local[d] = static_cast<size_t>(local_[index][d]);
     }
-    uint64_t ns = device_.Launch(kernels_[index], args, global, local, 3).duration_ns;
-    // Whole pixels into each image the kernel wrote (opencl_images.h).
-    for (size_t p : images.written) ns += PackImage(device_, pack_f32_, pack_f16_, *static_cast<ClImage*>(buffers[p]));
-    return ns;
+    return copy_ns + device_.Launch(kernels_[index], args, global, local, 3).duration_ns;
   }
 
  private:
@@ -87,15 +82,15 @@ class ClExecutable final : public Executable {
   std::vector<Kernel> kernels_;
   std::vector<std::array<int64_t, 3>> global_, local_;
   std::vector<KernelImages> images_;  // per kernel
-  Kernel pack_f32_, pack_f16_;        // when a kernel writes an image
 };
 
 class ClDevice final : public hal::Device {
  public:
-  ClDevice(opencl::Device device, const std::string& build_options)
+  ClDevice(opencl::Device device, const ClDeviceOptions& options)
       : device_(std::move(device)),
         id_(device_.desc().id),
-        build_options_(build_options.empty() ? "" : " " + build_options) {
+        build_options_(options.build_options.empty() ? "" : " " + options.build_options),
+        image_access_(ResolveImageAccess(options.image_access, device_.desc())) {
     const DeviceDesc& desc = device_.desc();
     emit_.fp16 = desc.HasExtension("cl_khr_fp16");
     emit_.fp64 = desc.HasExtension("cl_khr_fp64");
@@ -105,7 +100,8 @@ class ClDevice final : public hal::Device {
   const std::string& id() const override { return id_; }
   std::string Describe() const override {
     const DeviceDesc& d = device_.desc();
-    return fmt::format("{} ({}, {}; {})", d.name, d.vendor, d.version, d.platform_name);
+    return fmt::format("{} ({}, {}; {}; images: {})", d.name, d.vendor, d.version, d.platform_name,
+                       Name(image_access_));
   }
   const compiler::HardwareModel& hardware_model() const override { return device_.hardware_model(); }
 
@@ -116,7 +112,7 @@ class ClDevice final : public hal::Device {
   }
   std::unique_ptr<DeviceBuffer> AllocateImage(int64_t width, int64_t height, lang::DataType dtype) override {
     CheckImage(Images(), "(image)", width, height, dtype);
-    return std::make_unique<ClImage>(device_, width, height, dtype);
+    return std::make_unique<ClImage>(device_, width, height, dtype, image_access_ == ImageAccess::kLinear);
   }
   void Write(DeviceBuffer& b, const void* data, size_t bytes) override {
     if (auto* image = dynamic_cast<ClImage*>(&b)) return image->Write(data, bytes);
@@ -146,11 +142,11 @@ class ClDevice final : public hal::Device {
   std::string EmitCode(const sem::Module& module) override { return EmitOpenCL(module, emit_); }
 
   std::string EmitProgram(const compiler::CompiledProgram& program) override {
-    return Emit(program, PlanImages(program, Images()));
+    return Emit(program, PlanImages(program, Images(), image_access_));
   }
 
   std::unique_ptr<Executable> Build(const compiler::CompiledProgram& program) override {
-    std::vector<KernelImages> images = PlanImages(program, Images());
+    std::vector<KernelImages> images = PlanImages(program, Images(), image_access_);
     std::string source = Emit(program, images);
     return std::make_unique<ClExecutable>(device_, program, source, build_options_, std::move(images));
   }
@@ -159,6 +155,7 @@ class ClDevice final : public hal::Device {
   opencl::Device device_;
   std::string id_;
   std::string build_options_;  // with a leading space, or empty
+  ImageAccess image_access_;   // kSampler or kLinear
   EmitOptions emit_;
   std::once_flag images_once_;
   ImageSupport images_;
@@ -167,8 +164,7 @@ class ClDevice final : public hal::Device {
     EmitOptions emit = emit_;
     for (size_t k = 0; k < images.size(); ++k)
       if (!images[k].read.empty()) emit.read_images[program.kernels[k].code.function.name] = images[k].read;
-    bool packs = std::any_of(images.begin(), images.end(), [](const KernelImages& k) { return !k.written.empty(); });
-    return EmitOpenCL(program.Module(), emit) + (packs ? PackImageSource() : "");
+    return EmitOpenCL(program.Module(), emit);
   }
 
   const ImageSupport& Images() {
@@ -179,9 +175,8 @@ class ClDevice final : public hal::Device {
 
 }  // namespace
 
-std::unique_ptr<hal::Device> MakeOpenClDevice(const DeviceDesc& desc,
-                                              const std::string& build_options) {
-  return std::make_unique<ClDevice>(opencl::Device(desc), build_options);
+std::unique_ptr<hal::Device> MakeOpenClDevice(const DeviceDesc& desc, const ClDeviceOptions& options) {
+  return std::make_unique<ClDevice>(opencl::Device(desc), options);
 }
 
 std::unique_ptr<hal::Device> MakeOpenClDeviceOn(cl_context context, cl_command_queue queue) {
@@ -190,7 +185,7 @@ std::unique_ptr<hal::Device> MakeOpenClDeviceOn(cl_context context, cl_command_q
   if (clGetCommandQueueInfo(queue, CL_QUEUE_DEVICE, sizeof device, &device, nullptr) != CL_SUCCESS)
     throw UsageError("the cl_command_queue is not a valid OpenCL command queue");
   for (const DeviceDesc& d : ListDevices())
-    if (d.device == device) return std::make_unique<ClDevice>(opencl::Device(d, context, queue), "");
+    if (d.device == device) return std::make_unique<ClDevice>(opencl::Device(d, context, queue), ClDeviceOptions{});
   throw UsageError("the cl_command_queue's device is not one of the OpenCL devices Tilec lists");
 }
 

@@ -10,10 +10,15 @@
 
 namespace tilec::hal::opencl {
 
-// `build_options` are appended to the options of every clBuildProgram
-// (tests pass a -D that breaks the source to exercise build failures).
-std::unique_ptr<hal::Device> MakeOpenClDevice(const DeviceDesc& desc,
-                                              const std::string& build_options = {});
+struct ClDeviceOptions {
+  // Appended to the options of every clBuildProgram (tests pass a -D that
+  // breaks the source to exercise build failures).
+  std::string build_options;
+  // How kernels access image tensors (hal.h); kAuto resolves by the
+  // device's type when the device is made.
+  ImageAccess image_access = ImageAccess::kAuto;
+};
+std::unique_ptr<hal::Device> MakeOpenClDevice(const DeviceDesc& desc, const ClDeviceOptions& options = {});
 
 // A device running on the caller's `context` and `queue` (retained), whose
 // device must be one ListDevices reports. UsageError for a NULL or invalid

@@ -52,6 +52,22 @@ void WaitFor(cl_event event, const char* call, const std::string& what) {
   if (status != CL_SUCCESS) ThrowClError("clWaitForEvents", status, what);
 }
 
+// Takes `raw` (an enqueued command's event), waits for it and returns its
+// profiled times (0 without profiling on the queue).
+LaunchResult Timed(cl_event raw, bool profiling, const char* call, const std::string& what) {
+  EventRef event(raw);
+  WaitFor(event.get(), call, what);
+  if (!profiling) return {};  // a caller's queue without profiling
+  uint64_t queued = ProfilingInfo(event.get(), CL_PROFILING_COMMAND_QUEUED, "CL_PROFILING_COMMAND_QUEUED");
+  uint64_t start = ProfilingInfo(event.get(), CL_PROFILING_COMMAND_START, "CL_PROFILING_COMMAND_START");
+  uint64_t end = ProfilingInfo(event.get(), CL_PROFILING_COMMAND_END, "CL_PROFILING_COMMAND_END");
+  LaunchResult result;
+  // Guard against drivers whose clocks are not monotonic across these points.
+  result.duration_ns = end > start ? end - start : 0;
+  result.queued_ns = start > queued ? start - queued : 0;
+  return result;
+}
+
 std::string JoinSizes(const std::array<size_t, 3>& sizes, int dims) {
   std::string out;
   for (int d = 0; d < dims; ++d) out += fmt::format("{}{}", d ? "x" : "", sizes[d]);
@@ -454,19 +470,29 @@ LaunchResult Device::Launch(const Kernel& kernel, const std::vector<KernelArg>& 
                  fmt::format("kernel '{}' global {} local {}", name, JoinSizes(global, dims),
                              driver_chooses ? "auto" : JoinSizes(local, dims)));
   }
-  EventRef event(raw);
-  WaitFor(event.get(), "clEnqueueNDRangeKernel", fmt::format("kernel '{}'", name));
-  if (!im.profiling) return {};  // a caller's queue without profiling
-  uint64_t queued =
-      ProfilingInfo(event.get(), CL_PROFILING_COMMAND_QUEUED, "CL_PROFILING_COMMAND_QUEUED");
-  uint64_t start =
-      ProfilingInfo(event.get(), CL_PROFILING_COMMAND_START, "CL_PROFILING_COMMAND_START");
-  uint64_t end = ProfilingInfo(event.get(), CL_PROFILING_COMMAND_END, "CL_PROFILING_COMMAND_END");
-  LaunchResult result;
-  // Guard against drivers whose clocks are not monotonic across these points.
-  result.duration_ns = end > start ? end - start : 0;
-  result.queued_ns = start > queued ? start - queued : 0;
-  return result;
+  return Timed(raw, im.profiling, "clEnqueueNDRangeKernel", fmt::format("kernel '{}'", name));
+}
+
+uint64_t Device::CopyImageToBuffer(cl_mem image, Buffer& buffer, size_t width, size_t height) {
+  TILEC_CHECK(impl_, "use of a moved-from Device");
+  size_t origin[3] = {0, 0, 0};
+  size_t region[3] = {width, height, 1};
+  cl_event raw = nullptr;
+  CheckCl(clEnqueueCopyImageToBuffer(impl_->queue.get(), image, buffer.handle(), origin, region, 0, 0, nullptr, &raw),
+          "clEnqueueCopyImageToBuffer");
+  return Timed(raw, impl_->profiling, "clEnqueueCopyImageToBuffer", fmt::format("[{}, {}] pixels", width, height))
+      .duration_ns;
+}
+
+uint64_t Device::CopyBufferToImage(const Buffer& buffer, cl_mem image, size_t width, size_t height) {
+  TILEC_CHECK(impl_, "use of a moved-from Device");
+  size_t origin[3] = {0, 0, 0};
+  size_t region[3] = {width, height, 1};
+  cl_event raw = nullptr;
+  CheckCl(clEnqueueCopyBufferToImage(impl_->queue.get(), buffer.handle(), image, 0, origin, region, 0, nullptr, &raw),
+          "clEnqueueCopyBufferToImage");
+  return Timed(raw, impl_->profiling, "clEnqueueCopyBufferToImage", fmt::format("[{}, {}] pixels", width, height))
+      .duration_ns;
 }
 
 void Device::Finish() {

@@ -209,6 +209,11 @@ class Device {
   LaunchResult Launch(const Kernel& kernel, const std::vector<KernelArg>& args,
                       std::array<size_t, 3> global, std::array<size_t, 3> local, int dims);
 
+  // Copies all of a [width, height] 2-D image into `buffer` (its pixels
+  // row-major, no pitch) or back, waits, and returns the copy's profiled time.
+  uint64_t CopyImageToBuffer(cl_mem image, Buffer& buffer, size_t width, size_t height);
+  uint64_t CopyBufferToImage(const Buffer& buffer, cl_mem image, size_t width, size_t height);
+
   // Waits until all work queued on the device is done.
   void Finish();
 

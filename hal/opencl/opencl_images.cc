@@ -66,59 +66,111 @@ void CheckImage(const ImageSupport& support, const std::string& tensor, int64_t 
   }
 }
 
-ClImage::ClImage(Device& device, int64_t width, int64_t height, lang::DataType dtype)
-    : device_(device), width_(width), height_(height), dtype_(dtype) {
+ClImage::ClImage(Device& device, int64_t width, int64_t height, lang::DataType dtype, bool prefer_linear)
+    : device_(device), width_(width), height_(height), dtype_(dtype), prefer_linear_(prefer_linear) {
   bytes_ = static_cast<size_t>(width * height * 4) * lang::ByteSize(dtype);
-  cl_image_format format = Format(dtype);
-  cl_image_desc desc{};
-  desc.image_type = CL_MEM_OBJECT_IMAGE2D;
-  // OpenCL has no empty images; a zero-element tensor still gets a handle.
-  desc.image_width = static_cast<size_t>(std::max<int64_t>(width, 1));
-  desc.image_height = static_cast<size_t>(std::max<int64_t>(height, 1));
-  cl_int status = CL_SUCCESS;
-  cl_mem mem = clCreateImage(device.context(), CL_MEM_READ_WRITE, &format, &desc, nullptr, &status);
-  if (status != CL_SUCCESS)
-    ThrowClError("clCreateImage", status, fmt::format("[{}, {}] RGBA pixels", width, height));
-  image_ = MemRef(mem);
+  // The image is made here even where kernels use the linear buffer, so a
+  // device that cannot hold it says so when the tensor is allocated.
+  std::lock_guard<std::mutex> lock(mutex_);
+  Image();
+}
+
+cl_mem ClImage::Image() {
+  if (!image_) {
+    cl_image_format format = Format(dtype_);
+    cl_image_desc desc{};
+    desc.image_type = CL_MEM_OBJECT_IMAGE2D;
+    // OpenCL has no empty images; a zero-element tensor still gets a handle.
+    desc.image_width = static_cast<size_t>(std::max<int64_t>(width_, 1));
+    desc.image_height = static_cast<size_t>(std::max<int64_t>(height_, 1));
+    cl_int status = CL_SUCCESS;
+    cl_mem mem = clCreateImage(device_.context(), CL_MEM_READ_WRITE, &format, &desc, nullptr, &status);
+    if (status != CL_SUCCESS)
+      ThrowClError("clCreateImage", status, fmt::format("[{}, {}] RGBA pixels", width_, height_));
+    image_ = MemRef(mem);
+  }
+  return image_.get();
+}
+
+Buffer& ClImage::Linear() {
+  if (!linear_) linear_ = device_.Allocate(bytes_);
+  return *linear_;
+}
+
+void ClImage::MakeLinearCurrent(uint64_t* copy_ns) {
+  if (current_ == Current::kImage && bytes_ > 0) {
+    *copy_ns += device_.CopyImageToBuffer(Image(), Linear(), static_cast<size_t>(width_),
+                                          static_cast<size_t>(height_));
+    ++copies_;
+    current_ = Current::kBoth;
+  } else if (current_ == Current::kNone) {
+    current_ = Current::kLinear;
+  }
+}
+
+void ClImage::MakeImageCurrent(uint64_t* copy_ns) {
+  if (current_ == Current::kLinear && bytes_ > 0) {
+    *copy_ns += device_.CopyBufferToImage(Linear(), Image(), static_cast<size_t>(width_),
+                                          static_cast<size_t>(height_));
+    ++copies_;
+    current_ = Current::kBoth;
+  } else if (current_ == Current::kNone) {
+    current_ = Current::kImage;
+  }
 }
 
 void ClImage::Write(const void* data, size_t bytes) {
   if (bytes == 0) return;
   TILEC_CHECK(bytes == bytes_, "write of {} bytes to an image of {}", bytes, bytes_);
+  std::lock_guard<std::mutex> lock(mutex_);
+  if (prefer_linear_) {
+    device_.Write(Linear(), data, bytes);
+    current_ = Current::kLinear;
+    return;
+  }
   size_t origin[3] = {0, 0, 0};
   size_t region[3] = {static_cast<size_t>(width_), static_cast<size_t>(height_), 1};
-  CheckCl(clEnqueueWriteImage(device_.queue(), image(), CL_TRUE, origin, region, 0, 0, data, 0, nullptr, nullptr),
+  CheckCl(clEnqueueWriteImage(device_.queue(), Image(), CL_TRUE, origin, region, 0, 0, data, 0, nullptr, nullptr),
           "clEnqueueWriteImage");
-  std::lock_guard<std::mutex> lock(mutex_);
-  if (linear_) device_.Write(*linear_, data, bytes);
+  current_ = Current::kImage;
 }
 
 void ClImage::Read(void* data, size_t bytes) const {
   if (bytes == 0) return;
   TILEC_CHECK(bytes == bytes_, "read of {} bytes from an image of {}", bytes, bytes_);
+  std::lock_guard<std::mutex> lock(mutex_);
+  if (current_ == Current::kLinear) {
+    device_.Read(*linear_, data, bytes);
+    return;
+  }
   size_t origin[3] = {0, 0, 0};
   size_t region[3] = {static_cast<size_t>(width_), static_cast<size_t>(height_), 1};
-  CheckCl(clEnqueueReadImage(device_.queue(), image(), CL_TRUE, origin, region, 0, 0, data, 0, nullptr, nullptr),
+  CheckCl(clEnqueueReadImage(device_.queue(), image_.get(), CL_TRUE, origin, region, 0, 0, data, 0, nullptr, nullptr),
           "clEnqueueReadImage");
 }
 
-Buffer& ClImage::Linear() {
+cl_mem ClImage::ImageForRead(uint64_t* copy_ns) {
   std::lock_guard<std::mutex> lock(mutex_);
-  if (!linear_) {
-    linear_ = device_.Allocate(bytes_);
-    if (bytes_ > 0) {
-      size_t origin[3] = {0, 0, 0};
-      size_t region[3] = {static_cast<size_t>(width_), static_cast<size_t>(height_), 1};
-      CheckCl(clEnqueueCopyImageToBuffer(device_.queue(), image(), linear_->handle(), origin, region, 0, 0, nullptr,
-                                         nullptr),
-              "clEnqueueCopyImageToBuffer");
-      device_.Finish();
-    }
-  }
-  return *linear_;
+  MakeImageCurrent(copy_ns);
+  return Image();
 }
 
-std::vector<KernelImages> PlanImages(const compiler::CompiledProgram& program, const ImageSupport& support) {
+Buffer& ClImage::LinearForRead(uint64_t* copy_ns) {
+  std::lock_guard<std::mutex> lock(mutex_);
+  MakeLinearCurrent(copy_ns);
+  return Linear();
+}
+
+Buffer& ClImage::LinearForWrite(uint64_t* copy_ns) {
+  std::lock_guard<std::mutex> lock(mutex_);
+  MakeLinearCurrent(copy_ns);
+  current_ = Current::kLinear;
+  return Linear();
+}
+
+std::vector<KernelImages> PlanImages(const compiler::CompiledProgram& program, const ImageSupport& support,
+                                     ImageAccess access) {
+  TILEC_CHECK(access != ImageAccess::kAuto, "image access not resolved");
   std::vector<KernelImages> plan;
   for (const compiler::CompiledKernel& k : program.kernels) {
     KernelImages images;
@@ -128,6 +180,7 @@ std::vector<KernelImages> PlanImages(const compiler::CompiledProgram& program, c
       if (const auto& im = t.layout.image) {
         CheckImage(support, name, im->width, im->height, t.shape.dtype);
         if (written) images.written.push_back(position);
+        else if (access == ImageAccess::kLinear) images.read_linear.push_back(position);
         else images.read[position] = im->width;
       }
       ++position;
@@ -137,33 +190,6 @@ std::vector<KernelImages> PlanImages(const compiler::CompiledProgram& program, c
     plan.push_back(std::move(images));
   }
   return plan;
-}
-
-std::string PackImageSource() {
-  // Without cl_khr_fp16, half is a storage type: vload_half4 still reads it.
-  return R"(
-// Image packs (hal/opencl/opencl_images.h): a linear buffer into an RGBA
-// image, one whole pixel per work item.
-__kernel void tilec_pack_image_f32(__global const float4* src, __write_only image2d_t dst, int width) {
-  int x = get_global_id(0), y = get_global_id(1);
-  write_imagef(dst, (int2)(x, y), src[y * width + x]);
-}
-__kernel void tilec_pack_image_f16(__global const half* src, __write_only image2d_t dst, int width) {
-  int x = get_global_id(0), y = get_global_id(1);
-  write_imagef(dst, (int2)(x, y), vload_half4(y * width + x, src));
-}
-)";
-}
-
-uint64_t PackImage(Device& device, const Kernel& pack_f32, const Kernel& pack_f16, ClImage& image) {
-  if (image.size() == 0) return 0;
-  const Kernel& k = image.dtype() == lang::DataType::F16 ? pack_f16 : pack_f32;
-  std::vector<KernelArg> args;
-  args.emplace_back(image.Linear());
-  args.emplace_back(image.image());
-  args.emplace_back(static_cast<int32_t>(image.width()));
-  std::array<size_t, 3> global = {static_cast<size_t>(image.width()), static_cast<size_t>(image.height()), 1};
-  return device.Launch(k, args, global, {0, 0, 0}, 2).duration_ns;
 }
 
 }  // namespace tilec::hal::opencl

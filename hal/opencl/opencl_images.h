@@ -5,16 +5,18 @@
 // (f16, where the device lists that format) pixels. Its host bytes are the
 // layout's linear equivalent (pixels row-major, 4 elements each), which is
 // exactly what clEnqueueRead/WriteImage move with a row pitch of width * 4
-// elements.
+// elements, and what its `linear` buffer holds.
 //
-// Kernels read an image with read_imagef (emit_opencl.h, read_images). A
-// kernel that writes one writes whole pixels only through a pack: it stores
-// into the image's `linear` buffer (its linear equivalent, created on first
-// write), then the pack kernel below copies that buffer into the image,
-// 4 elements per write_imagef. The linear buffer is kept equal to the image
-// (host writes go to both), so a kernel that writes only part of the tensor
-// (a contraction after its Fill) keeps the rest. See docs/layouts.md
-// ("Images") for why, and the measured cost.
+// A ClImage has two forms of the same bytes, each made on first use: the
+// image2d_t and the linear buffer. Whichever was written last is current;
+// the other is brought up to date by one clEnqueueCopy{Image,Buffer}To*
+// when it is asked for. Kernels write whole pixels only through the linear
+// buffer (so every kernel kind can write an image); they read the image with
+// read_imagef (ImageAccess::kSampler) or the linear buffer (kLinear: on CPU
+// devices, where images are software, no copy is ever made). A kernel that
+// writes only part of a tensor (a contraction after its Fill) keeps the rest,
+// since the linear buffer is brought up to date before it runs. See
+// docs/layouts.md ("Images") for why, and the measured cost.
 #pragma once
 
 #include <cstdint>
@@ -48,48 +50,61 @@ ImageSupport QueryImageSupport(const Device& device);
 void CheckImage(const ImageSupport& support, const std::string& tensor, int64_t width, int64_t height,
                 lang::DataType dtype);
 
-// An image tensor's storage (hal::DeviceBuffer): the image and, once a
-// kernel writes it, its linear buffer.
+// An image tensor's storage (hal::DeviceBuffer): the image and its linear
+// buffer (above). Thread-safe; each method returns the device time of the
+// copy it made (0 if none).
 class ClImage final : public DeviceBuffer {
  public:
-  ClImage(Device& device, int64_t width, int64_t height, lang::DataType dtype);
+  // `prefer_linear`: host writes go to the linear buffer (kLinear devices),
+  // else to the image.
+  ClImage(Device& device, int64_t width, int64_t height, lang::DataType dtype, bool prefer_linear);
   size_t size() const override { return bytes_; }
-  cl_mem image() const { return image_.get(); }
   int64_t width() const { return width_; }
   int64_t height() const { return height_; }
   lang::DataType dtype() const { return dtype_; }
 
   void Write(const void* data, size_t bytes);
   void Read(void* data, size_t bytes) const;
-  // The linear buffer (created holding the image's contents on first use).
-  Buffer& Linear();
+  // The image, up to date, for a kernel that reads it.
+  cl_mem ImageForRead(uint64_t* copy_ns);
+  // The linear buffer, up to date, for a kernel that reads it or writes it;
+  // after a write the image is out of date.
+  Buffer& LinearForRead(uint64_t* copy_ns);
+  Buffer& LinearForWrite(uint64_t* copy_ns);
+  // For tests: how many copies between the two forms this image made.
+  int copies() const { return copies_; }
 
  private:
+  enum class Current { kNone, kImage, kLinear, kBoth };  // kNone: never written (zeros)
+  cl_mem Image();    // (mutex_ held)
+  Buffer& Linear();  // made on first use (mutex_ held)
+  void MakeLinearCurrent(uint64_t* copy_ns);
+  void MakeImageCurrent(uint64_t* copy_ns);
+
   Device& device_;
   int64_t width_, height_;
   lang::DataType dtype_;
+  bool prefer_linear_;
   size_t bytes_;
-  MemRef image_;
-  std::mutex mutex_;
+  mutable std::mutex mutex_;
+  MemRef image_;  // made by the constructor
   std::optional<Buffer> linear_;
+  Current current_ = Current::kNone;
+  int copies_ = 0;
 };
 
 // Per kernel of a program, which parameters are image tensors: read ones
-// (positions -> width, for EmitOptions::read_images) and written ones (the
-// kernel gets their linear buffer and a pack follows).
+// (positions -> width, for EmitOptions::read_images; kSampler only), read
+// through their linear buffer (kLinear), and written ones (the kernel gets
+// their linear buffer).
 struct KernelImages {
   std::map<size_t, int64_t> read;
+  std::vector<size_t> read_linear;
   std::vector<size_t> written;
 };
 // Checks every image tensor of `program` against `support` (CheckImage).
-std::vector<KernelImages> PlanImages(const compiler::CompiledProgram& program, const ImageSupport& support);
-
-// OpenCL C of the pack kernels, tilec_pack_image_f32 / _f16: (linear buffer,
-// __write_only image2d_t, width) over a (width, height) range.
-std::string PackImageSource();
-
-// Runs the pack kernel of `image`'s dtype from `program` (built with
-// PackImageSource): its linear buffer into the image. Returns device ns.
-uint64_t PackImage(Device& device, const Kernel& pack_f32, const Kernel& pack_f16, ClImage& image);
+// `access` is kSampler or kLinear.
+std::vector<KernelImages> PlanImages(const compiler::CompiledProgram& program, const ImageSupport& support,
+                                     ImageAccess access);
 
 }  // namespace tilec::hal::opencl

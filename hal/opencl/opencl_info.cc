@@ -244,7 +244,12 @@ compiler::HardwareModel QueryHardwareModel(const DeviceDesc& desc) {
   return hw;
 }
 
-std::string DescribeDevices() {
+ImageAccess ResolveImageAccess(ImageAccess requested, const DeviceDesc& desc) {
+  if (requested != ImageAccess::kAuto) return requested;
+  return desc.is_cpu() ? ImageAccess::kLinear : ImageAccess::kSampler;
+}
+
+std::string DescribeDevices(ImageAccess images) {
   std::vector<DeviceDesc> devices = ListDevices();
   if (devices.empty()) return "no OpenCL devices found\n";
   std::string out;
@@ -257,6 +262,12 @@ std::string DescribeDevices() {
     out += fmt::format("  version: {}\n", d.version);
     out += fmt::format("  driver: {}\n", d.driver_version);
     out += fmt::format("  platform: {} ({})\n", d.platform_name, d.platform_version);
+    ImageAccess access = ResolveImageAccess(images, d);
+    out += fmt::format("  images: {}{}\n", Name(access),
+                       images != ImageAccess::kAuto ? " (TILEC_CL_IMAGES)"
+                       : access == ImageAccess::kLinear
+                           ? " (a CPU device: its images are software, kernels use their linear buffers)"
+                           : " (read_imagef)");
     // One broken device must not hide the others from the listing.
     std::string model;
     try {

@@ -12,6 +12,7 @@
 #include <vector>
 
 #include "compiler/hardware_model.h"
+#include "hal/hal.h"
 #include "hal/opencl/cl_error.h"
 
 namespace tilec::hal::opencl {
@@ -64,9 +65,14 @@ std::vector<DeviceDesc> ListDevices();
 // fails or the device cannot host Tilec's kernels at all.
 compiler::HardwareModel QueryHardwareModel(const DeviceDesc& desc);
 
+// How a device opened with `requested` accesses image tensors: kAuto is
+// kLinear on a CPU device (software images), kSampler on others.
+ImageAccess ResolveImageAccess(ImageAccess requested, const DeviceDesc& desc);
+
 // What `tilec devices` prints: one block per device (id, name, vendor, type,
-// versions, platform, then the ToString(HardwareModel) lines indented), blocks
-// separated by a blank line; "no OpenCL devices found\n" if there are none.
-std::string DescribeDevices();
+// versions, platform, image access as `images` would resolve, then the
+// ToString(HardwareModel) lines indented), blocks separated by a blank line;
+// "no OpenCL devices found\n" if there are none.
+std::string DescribeDevices(ImageAccess images = ImageAccess::kAuto);
 
 }  // namespace tilec::hal::opencl

@@ -1,9 +1,10 @@
 // MACE's OpenCL image layouts (seed 000; tile_lang/layout_image.cc): each
 // mapping's pixel formula and image size, pack/unpack round trips, user
 // errors, and programs whose tensors live in images run on both backends
-// (OpenCL: image2d_t read with read_imagef, written through a pack; LLVM: the
-// linear equivalent in a buffer) against the reference evaluator, with
-// sizes that fill no pixel (C = 5, 7, 17; odd H and W).
+// (OpenCL: image2d_t read with read_imagef or through its linear buffer,
+// written through the linear buffer; LLVM: the linear equivalent in a
+// buffer) against the reference evaluator, with sizes that fill no pixel
+// (C = 5, 7, 17; odd H and W).
 #include <gtest/gtest.h>
 
 #include <cstring>
@@ -158,15 +159,28 @@ std::vector<std::pair<std::string, Case>> Cases() {
 
 std::shared_ptr<hal::Device> OpenCl() { return testing::DeviceFor("opencl"); }
 
-TEST(ImageLayout, ProgramsMatchEvaluatorOnBothBackends) {
+// llvm, and the first OpenCL device once per image access (sampler, linear).
+std::vector<std::shared_ptr<hal::Device>> Devices() {
   std::vector<std::shared_ptr<hal::Device>> devices = {hal::OpenDevice("llvm")};
-  if (auto cl = OpenCl()) devices.push_back(cl);
+  if (OpenCl()) {
+    for (hal::ImageAccess a : {hal::ImageAccess::kSampler, hal::ImageAccess::kLinear})
+      devices.push_back(hal::OpenDevice("opencl", {.cl_images = a}));
+  }
+  return devices;
+}
+
+std::string Label(const hal::Device& device) {
+  return device.id() + (device.id() == "llvm:cpu" ? "" : " (" + device.Describe() + ")");
+}
+
+TEST(ImageLayout, ProgramsMatchEvaluatorOnBothBackends) {
+  std::vector<std::shared_ptr<hal::Device>> devices = Devices();
   for (const auto& [what, c] : Cases()) {
     std::vector<std::map<std::string, lang::Tensor>> results;
     lang::Program bound = testing::BindCase(c);
     auto inputs = testing::RandomInputs(bound);
     for (const auto& device : devices) {
-      std::string label = fmt::format("{} on {}", what, device->id());
+      std::string label = fmt::format("{} on {}", what, Label(*device));
       compiler::CompileOptions options;
       options.hw = device->hardware_model();
       auto program = runtime::Program::Compile(bound, device, options, true);
@@ -175,8 +189,9 @@ TEST(ImageLayout, ProgramsMatchEvaluatorOnBothBackends) {
         ADD_FAILURE() << program.TargetCode();
       results.push_back(std::move(actual));
     }
-    // The two backends agree (up to float rounding of the reduction order).
-    if (results.size() == 2) testing::OutputsMatch(results[0], results[1], what + ": llvm vs opencl", 1e-5);
+    // The backends agree (up to float rounding of the reduction order).
+    for (size_t d = 1; d < results.size(); ++d)
+      testing::OutputsMatch(results[0], results[d], what + ": llvm vs " + Label(*devices[d]), 1e-5);
   }
 }
 
@@ -184,9 +199,7 @@ TEST(ImageLayout, ProgramsMatchEvaluatorOnBothBackends) {
 TEST(ImageLayout, OutputPaddingStaysZero) {
   Case c("function (D[N, H, W, C]) -> (O) { O = exp(D) + 1; }", {{"D", F32({1, 3, 5, 5})}},
          {{"D", "image_channel_major"}, {"O", "image_channel_major"}});
-  std::vector<std::shared_ptr<hal::Device>> devices = {hal::OpenDevice("llvm")};
-  if (auto cl = OpenCl()) devices.push_back(cl);
-  for (const auto& device : devices) {
+  for (const auto& device : Devices()) {
     lang::Program bound = testing::BindCase(c);
     compiler::CompileOptions options;
     options.hw = device->hardware_model();
@@ -201,7 +214,59 @@ TEST(ImageLayout, OutputPaddingStaysZero) {
     for (int64_t y = 0; y < 3; ++y)
       for (int64_t x = 5; x < 10; ++x)  // second block of channels: c = 4 (real), 5, 6, 7 (padding)
         for (int k = 1; k < 4; ++k)
-          EXPECT_EQ(v[(y * 10 + x) * 4 + k], 0.0f) << device->id() << " pixel " << x << "," << y << " k " << k;
+          EXPECT_EQ(v[(y * 10 + x) * 4 + k], 0.0f) << Label(*device) << " pixel " << x << "," << y << " k " << k;
+  }
+}
+
+// Writes `v` into `b` through `device`'s queue, as a kernel would.
+void WriteLinear(const hal::Device& device, const hal::opencl::Buffer& b, const std::vector<float>& v) {
+  auto queue = static_cast<cl_command_queue>(device.native_handles().queue);
+  ASSERT_EQ(clEnqueueWriteBuffer(queue, b.handle(), CL_TRUE, 0, v.size() * 4, v.data(), 0, nullptr, nullptr),
+            CL_SUCCESS);
+}
+
+// An image's two forms (opencl_images.h): written by the host or a kernel
+// in one, read in the other after one copy; read in the form last written
+// without any. Each step's contents are checked.
+TEST(ImageLayout, FormsAreCopiedOnlyWhenTheOtherIsRead) {
+  if (!OpenCl()) GTEST_SKIP() << "no OpenCL device";
+  // A host write to the image, a read of the linear
+  // buffer (one copy), a kernel-style write of the linear buffer, a read of
+  // the image (one copy), and reads that copy nothing.
+  for (hal::ImageAccess a : {hal::ImageAccess::kSampler, hal::ImageAccess::kLinear}) {
+    std::shared_ptr<hal::Device> device = hal::OpenDevice("opencl", {.cl_images = a});
+    std::unique_ptr<hal::DeviceBuffer> b = device->AllocateImage(3, 2, lang::DataType::F32);
+    auto& image = static_cast<hal::opencl::ClImage&>(*b);
+    std::vector<float> in(24), out(24);
+    for (int i = 0; i < 24; ++i) in[i] = static_cast<float>(i) + 0.5f;
+    device->Write(*b, in.data(), in.size() * 4);
+    uint64_t ns = 0;
+    bool linear = a == hal::ImageAccess::kLinear;  // the host wrote the linear buffer
+    if (linear) image.ImageForRead(&ns);
+    else image.LinearForRead(&ns);
+    EXPECT_EQ(image.copies(), 1) << Label(*device);
+    image.LinearForRead(&ns);
+    image.ImageForRead(&ns);
+    EXPECT_EQ(image.copies(), 1) << Label(*device) << ": both forms were current";
+    device->Read(*b, out.data(), out.size() * 4);
+    EXPECT_EQ(out, in) << Label(*device);
+    // A kernel's write to the linear buffer (here through the device's own queue).
+    std::vector<float> twice(24);
+    for (int i = 0; i < 24; ++i) twice[i] = 2 * in[i];
+    hal::opencl::Buffer& lin = image.LinearForWrite(&ns);
+    WriteLinear(*device, lin, twice);
+    device->Read(*b, out.data(), out.size() * 4);  // from the linear buffer, no copy
+    EXPECT_EQ(out, twice) << Label(*device);
+    EXPECT_EQ(image.copies(), 1) << Label(*device);
+    image.ImageForRead(&ns);
+    EXPECT_EQ(image.copies(), 2) << Label(*device);
+    std::vector<float> pixels(24);
+    size_t origin[3] = {0, 0, 0}, region[3] = {3, 2, 1};
+    auto handles = device->native_handles();
+    ASSERT_EQ(clEnqueueReadImage(static_cast<cl_command_queue>(handles.queue), image.ImageForRead(&ns), CL_TRUE,
+                                 origin, region, 0, 0, pixels.data(), 0, nullptr, nullptr),
+              CL_SUCCESS);
+    EXPECT_EQ(pixels, twice) << Label(*device) << ": the image after the copy";
   }
 }
 

@@ -4,6 +4,7 @@
 
 #include "compiler/hardware_model.h"
 #include "hal/hal.h"
+#include "runtime/settings.h"
 #include "tools/tilec/common.h"
 #include "tools/tilec/json.h"
 
@@ -58,7 +59,7 @@ std::string DevicesJson() {
     Json d = Json::Object();
     d.Set("id", id);
     try {
-      std::unique_ptr<hal::Device> device = hal::OpenDevice(id);
+      std::unique_ptr<hal::Device> device = runtime::OpenDevice(id);
       d.Set("description", device->Describe()).Set("hardware_model", ModelJson(device->hardware_model()));
     } catch (const Error& e) {
       d.Set("unavailable", e.what());
@@ -76,7 +77,7 @@ Command AddDevicesCommand(CLI::App& parent, const GlobalOptions& /*global*/) {
   app->footer(Footer("'llvm' names llvm:cpu and 'opencl' the first OpenCL device.\n\nExamples:\n"
                      "  tilec devices\n  tilec devices --json"));
   AddJsonFlag(app, *json, "default (the default --target), devices [{id, description, hardware_model {field: value}}]");
-  return {app, [json] { fmt::print("{}", *json ? DevicesJson() + "\n" : hal::DescribeAllDevices()); }};
+  return {app, [json] { fmt::print("{}", *json ? DevicesJson() + "\n" : hal::DescribeAllDevices(runtime::ProcessSettings().device)); }};
 }
 
 }  // namespace tilec::tools

@@ -2,13 +2,14 @@
 #include "tools/tilec/targets.h"
 
 #include "runtime/program_cache.h"
+#include "runtime/settings.h"
 #include "support/error.h"
 
 namespace tilec::tools {
 
 std::shared_ptr<hal::Device> OpenTargetDevice(const std::string& target, bool with_ref, bool shared) {
   try {
-    if (!shared) return hal::OpenDevice(target);
+    if (!shared) return runtime::OpenDevice(target);
     return runtime::OpenSharedDevice(target);
   } catch (const UserError& e) {
     TILEC_USER_ERROR("--target {}: {}{}", target, e.message(),
