@@ -14,6 +14,11 @@
 //     computing in X, with the chain's data inputs either read as they are
 //     or relayouted into X first; a chain result whose layout is fixed (an
 //     output not declared `any`) and is not X gets a relayout back.
+// In every form but as-is, weights (an input that is not a data input) whose
+// layout blocks the dimension of the output channel's variable (co in
+// Acdb4a, MACE's image_conv_filter order, or OIhw8o) are relayouted to
+// row-major, which Lower packs into panels of whole vectors; read as they
+// are, they would give the kernel the block's 4 or 8 lanes.
 // A relayout costs its bytes (read and written) over hw.mem_bandwidth_gbs.
 // Free tensors — outputs declared `any` and temporaries left row-major —
 // take the cheapest form's layout; a form that needs relayouts is taken

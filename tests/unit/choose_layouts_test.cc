@@ -56,6 +56,7 @@ std::vector<Case> MixedCases() {
       Conv({2, 17, 6, 5}, {20, 17, 3, 3}, {{"K", "OIhw16i16o"}}),                      // blocked weights, NCHW data
       Conv({1, 21, 6, 7}, {12, 21, 3, 3}, {{"D", "nChw8c"}, {"R", "nChw8c"}}),         // nChw8c through
       Conv({1, 18, 5, 9}, {11, 18, 3, 3}, {{"D", "nChw8c"}, {"R", "any"}}),            // any
+      Conv({1, 10, 7, 9}, {18, 10, 3, 3}, {{"K", "Acdb4a"}, {"R", "nChw4c"}}),         // weights blocked by 4 along co
   };
 }
 
@@ -98,6 +99,28 @@ TEST(ChooseLayouts, RelayoutWhereItPays) {
   EXPECT_GE(Relayouts(compiled), 1);
   options.layouts.relayout = false;
   EXPECT_EQ(Relayouts(compiler::CompileProgram(bound, options)), 0);
+}
+
+// Weights blocked by 4 along the output channel (MACE's image_conv_filter
+// order Acdb4a) with the data and result in blocks of 4: computed in another
+// layout, the weights are relayouted to row-major (so Lower packs them in
+// panels of whole vectors) instead of giving the kernel 4-lane vectors.
+TEST(ChooseLayouts, WeightsBlockedAlongTheOutputChannelAreRelayouted) {
+  lang::Program bound = testing::BindCase(
+      Conv({1, 64, 56, 56}, {64, 64, 3, 3}, {{"D", "nChw4c"}, {"K", "Acdb4a"}, {"R", "nChw4c"}}));
+  compiler::LayoutChoice choice = compiler::ChooseLayouts(bound, Cpu16());
+  bool weights = false;
+  for (const std::string& d : choice.decisions)
+    weights |= d.rfind("K: relayouted from Acdb4a into row-major", 0) == 0;
+  EXPECT_TRUE(weights) << fmt::format("{}", fmt::join(choice.decisions, "\n"));
+  EXPECT_EQ(choice.program.Tensor("K").layout, bound.Tensor("K").layout);  // the caller's layout stays
+  compiler::CompileOptions options;
+  options.hw = Cpu16();
+  compiler::CompiledProgram compiled = compiler::CompileProgram(bound, options);
+  bool whole = false;  // the convolution's vectors are 16 lanes wide
+  for (const auto& k : compiled.kernels)
+    whole |= k.code.vector_plan.find("x 16 lanes of float along co") != std::string::npos;
+  EXPECT_TRUE(whole);
 }
 
 // Plain NCHW (56 of 64 lanes) and nChw16c: no form is 20% faster with relayouts.
