@@ -11,7 +11,8 @@ program with
   blocked  the images' element order in plain buffers (D, R abDc4d, K Acdb4a)
 and the relayouts NHWC buffer <-> channel-major image (copy_nhwc.tile) in
 both image modes, at N=1 and N=8, next to a buffer-to-buffer copy of the
-same size. Each variant is a `tilec bench --json` process;
+same size. K is `--constant` (weights: their relayouts run once, before
+the timed runs, as in bench_peers). Each variant is a `tilec bench --json` process;
 the rounds interleave the variants, and the figure is the median of the
 rounds' medians. Usage:
   /usr/bin/python3 bench/mace_images.py [--tilec build/tools/tilec] [--target opencl] [--rounds 3] [--runs 10]
@@ -31,15 +32,17 @@ D, K = "f32[1,56,56,64]", "f32[64,64,3,3]"
 
 D8 = "f32[8,56,56,64]"
 SAMPLER, LINEAR = {"TILEC_CL_IMAGES": "sampler"}, {"TILEC_CL_IMAGES": "linear"}
-IMAGES = ["-s", f"D={D}:image_channel_major", "-s", f"K={K}:image_conv_filter", "--layout", "R=image_channel_major"]
+# K is a constant (a network's weights): its relayouts run once, as in bench_peers.
+IMAGES = ["-s", f"D={D}:image_channel_major", "-s", f"K={K}:image_conv_filter", "--layout", "R=image_channel_major",
+          "--constant", "K"]
 
 # (name, tile, arguments, environment)
 VARIANTS = [
-    ("conv buffers (NHWC, OIHW)", CONV, ["-s", f"D={D}", "-s", f"K={K}"], {}),
+    ("conv buffers (NHWC, OIHW)", CONV, ["-s", f"D={D}", "-s", f"K={K}", "--constant", "K"], {}),
     ("conv images, read_imagef", CONV, IMAGES, SAMPLER),
     ("conv images, linear buffers", CONV, IMAGES, LINEAR),
     ("conv blocked buffers (abDc4d, Acdb4a)", CONV,
-     ["-s", f"D={D}:abDc4d", "-s", f"K={K}:Acdb4a", "--layout", "R=abDc4d"], {}),
+     ["-s", f"D={D}:abDc4d", "-s", f"K={K}:Acdb4a", "--layout", "R=abDc4d", "--constant", "K"], {}),
 ]
 for n, shape in (("N=1", D), ("N=8", D8)):
     VARIANTS += [
