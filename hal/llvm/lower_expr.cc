@@ -6,6 +6,7 @@
 #include <algorithm>
 #include <map>
 
+#include "hal/llvm/inline_math.h"
 #include "hal/llvm/lower_function.h"
 #include "support/error.h"
 
@@ -404,21 +405,19 @@ llvm::Value* FunctionLowering::CallValue(const Call& n) {
   TILEC_UNREACHABLE("call fn {}", Name(n.fn));
 }
 
-// A library builtin: in float (half too) or double; a vector through
-// libmvec's variants when there are some, else lane by lane.
+// A library builtin: in float (half too) or double; inline IR for the f32
+// functions inline_math.h has, else a vector through libmvec's variants when
+// there are some, else lane by lane.
 llvm::Value* FunctionLowering::MathCall(CallFn fn, const Type& t, std::vector<llvm::Value*> args) {
   bool is_double = t.dtype == DataType::F64;
   llvm::Type* lane_ty = is_double ? b_.getDoubleTy() : b_.getFloatTy();
   for (llvm::Value*& a : args) a = b_.CreateFPCast(a, WithLanes(lane_ty, t.width));
   std::vector<VectorFunction> variants =
       VectorFunctions(fn, is_double ? DataType::F64 : DataType::F32, vector_isa_);
-  llvm::Value* out = nullptr;
-  if (t.width == 1) {
-    out = ScalarMathCall(fn, lane_ty, args);
-  } else if (!variants.empty()) {
-    out = VectorMathCall(variants, t.width, args);
-  } else {
-    out = llvm::PoisonValue::get(WithLanes(lane_ty, t.width));
+  auto library = [&]() -> llvm::Value* {
+    if (t.width == 1) return ScalarMathCall(fn, lane_ty, args);
+    if (!variants.empty()) return VectorMathCall(variants, t.width, args);
+    llvm::Value* out = llvm::PoisonValue::get(WithLanes(lane_ty, t.width));
     for (int lane = 0; lane < t.width; ++lane) {
       std::vector<llvm::Value*> lane_args;
       for (llvm::Value* a : args)
@@ -426,6 +425,13 @@ llvm::Value* FunctionLowering::MathCall(CallFn fn, const Type& t, std::vector<ll
       out = b_.CreateInsertElement(out, ScalarMathCall(fn, lane_ty, lane_args),
                                    static_cast<uint64_t>(lane));
     }
+    return out;
+  };
+  llvm::Value* out = nullptr;
+  if (!is_double && HasInlineMath(fn, t.width)) {
+    out = fn == CallFn::Erf ? InlineErf(b_, args[0]) : InlinePow(b_, args[0], args[1], library);
+  } else {
+    out = library();
   }
   return b_.CreateFPCast(out, ValueTy(t));
 }
