@@ -3,8 +3,10 @@
 
 For every case (a Tile program in this folder + shapes) it prints Tilec's
 median time (`tilec bench --json`, default device), the best peer's median
-measured in the same run (PyTorch on --threads threads: its CPU kernels are
-oneDNN's for convolutions and pooling and OpenBLAS's for matmuls), the
+measured in the same run (PyTorch on --threads threads; OpenBLAS for the
+matmul and GEMV cases; oneDNN's primitives for every case oneDNN has one,
+through bench_onednn: convolution, matmul, reduction, pooling, softmax,
+layer and batch norm, reorder, eltwise, binary with post-ops), the
 fraction of the machine's limit Tilec reaches (the larger of FLOPs / FMA peak
 and bytes / streaming bandwidth, both measured at start by bench_machine, over
 Tilec's median), Tilec's compile time, and the geometric means at the end.
@@ -86,8 +88,16 @@ def conv(name, n, hw, ci, co, k, kind="same", relu=False):
     else:
         tile, peer = "conv_dilation2.tile", nhwc_conv(dilation=2)
     out = "R" if relu else "O"
+    dnn = dict(n=n, h=hw, w=hw, ci=ci, co=co, k=k, relu=int(relu))
+    if kind == "same":
+        dnn.update(pad=(k - 1) // 2)
+    elif kind == "stride2":
+        dnn.update(stride=2, pad=(k - 1) // 2, oh=(hw + 1) // 2, ow=(hw + 1) // 2)
+    else:
+        dnn.update(dil=2)
     return dict(name=name, family="conv", tile=tile, out=out,
-                shapes={"D": [n, hw, hw, ci], "K": [k, k, ci, co]}, peer=peer, prep=conv_prep)
+                shapes={"D": [n, hw, hw, ci], "K": [k, k, ci, co]}, peer=peer, prep=conv_prep,
+                onednn=("conv", dnn))
 
 
 # OpenBLAS through its C ABI (Debian's libopenblas), for the matmul cases.
@@ -139,68 +149,94 @@ CASES = [
     conv("conv3x3 n1 14x14 256>256", 1, 14, 256, 256, 3),
     conv("conv3x3 n8 14x14 256>256", 8, 14, 256, 256, 3),
     dict(name="depthwise3x3 n1 112x112 c32", family="depthwise", tile="depthwise.tile", out="O",
-         shapes={"D": [1, 112, 112, 32], "K": [3, 3, 32]}, peer=depthwise(1), prep=dw_prep),
+         shapes={"D": [1, 112, 112, 32], "K": [3, 3, 32]}, peer=depthwise(1), prep=dw_prep,
+         onednn=("conv", dict(n=1, h=112, w=112, ci=32, k=3, pad=1, depthwise=1))),
     dict(name="depthwise3x3/2 n1 112x112 c64", family="depthwise", tile="depthwise_stride2.tile",
          out="O", shapes={"D": [1, 112, 112, 64], "K": [3, 3, 64]}, peer=depthwise(2),
-         prep=dw_prep),
+         prep=dw_prep, onednn=("conv", dict(n=1, h=112, w=112, ci=64, k=3, stride=2, pad=1,
+                                             depthwise=1, oh=56, ow=56))),
     dict(name="matmul 1024^3", family="matmul", tile="matmul.tile", out="C",
-         shapes={"A": [1024, 1024], "B": [1024, 1024]}, peer=lambda t: t["A"] @ t["B"], blas="gemm"),
+         shapes={"A": [1024, 1024], "B": [1024, 1024]}, peer=lambda t: t["A"] @ t["B"], blas="gemm",
+         onednn=("matmul", dict(m=1024, n=1024, k=1024))),
     dict(name="matmul 333^3", family="matmul", tile="matmul.tile", out="C",
-         shapes={"A": [333, 333], "B": [333, 333]}, peer=lambda t: t["A"] @ t["B"], blas="gemm"),
+         shapes={"A": [333, 333], "B": [333, 333]}, peer=lambda t: t["A"] @ t["B"], blas="gemm",
+         onednn=("matmul", dict(m=333, n=333, k=333))),
     dict(name="matmul 509^3 (prime)", family="matmul", tile="matmul.tile", out="C",
-         shapes={"A": [509, 509], "B": [509, 509]}, peer=lambda t: t["A"] @ t["B"], blas="gemm"),
+         shapes={"A": [509, 509], "B": [509, 509]}, peer=lambda t: t["A"] @ t["B"], blas="gemm",
+         onednn=("matmul", dict(m=509, n=509, k=509))),
     dict(name="matmul tall 16384x64x64", family="matmul", tile="matmul.tile", out="C",
-         shapes={"A": [16384, 64], "B": [64, 64]}, peer=lambda t: t["A"] @ t["B"], blas="gemm"),
+         shapes={"A": [16384, 64], "B": [64, 64]}, peer=lambda t: t["A"] @ t["B"], blas="gemm",
+         onednn=("matmul", dict(m=16384, n=64, k=64))),
     dict(name="gemv 4096x4096", family="matmul", tile="gemv.tile", out="Y",
          shapes={"A": [4096, 4096], "X": [4096]}, peer=lambda t: torch.mv(t["A"], t["X"]),
-         blas="gemv"),
+         blas="gemv", onednn=("matmul", dict(m=4096, n=1, k=4096, b="X"))),
     dict(name="batched matmul 16x128^3", family="matmul", tile="batched_matmul.tile", out="C",
          shapes={"A": [16, 128, 128], "B": [16, 128, 128]},
-         peer=lambda t: torch.bmm(t["A"], t["B"])),
+         peer=lambda t: torch.bmm(t["A"], t["B"]),
+         onednn=("matmul", dict(batch=16, m=128, n=128, k=128))),
     dict(name="matmul+bias+gelu 512x768>3072", family="matmul", tile="matmul_bias_gelu.tile",
          out="Y", shapes={"A": [512, 768], "W": [768, 3072], "Bias": [3072]},
-         peer=lambda t: F.gelu(torch.addmm(t["Bias"], t["A"], t["W"]), approximate="tanh")),
+         peer=lambda t: F.gelu(torch.addmm(t["Bias"], t["A"], t["W"]), approximate="tanh"),
+         onednn=("matmul", dict(m=512, n=3072, k=768, b="W", bias=1, gelu="gelu_tanh"))),
     dict(name="row sum 4096x4096", family="reduce", tile="sum_rows.tile", out="Y",
-         shapes={"X": [4096, 4096]}, peer=lambda t: t["X"].sum(1)),
+         shapes={"X": [4096, 4096]}, peer=lambda t: t["X"].sum(1),
+         onednn=("reduce", dict(src="4096,4096", dst="4096,1"))),
     dict(name="column sum 4096x4096", family="reduce", tile="sum_cols.tile", out="Y",
-         shapes={"X": [4096, 4096]}, peer=lambda t: t["X"].sum(0)),
+         shapes={"X": [4096, 4096]}, peer=lambda t: t["X"].sum(0),
+         onednn=("reduce", dict(src="4096,4096", dst="1,4096"))),
     dict(name="sum all 4096x4096", family="reduce", tile="sum_all.tile", out="Y",
-         shapes={"X": [4096, 4096]}, peer=lambda t: t["X"].sum()),
+         shapes={"X": [4096, 4096]}, peer=lambda t: t["X"].sum(),
+         onednn=("reduce", dict(src="4096,4096", dst="1,1"))),
     dict(name="global avg pool n8 28x28 c256", family="reduce", tile="global_avg_pool.tile",
-         out="O", shapes={"I": [8, 28, 28, 256]}, peer=lambda t: t["I"].mean((1, 2))),
+         out="O", shapes={"I": [8, 28, 28, 256]}, peer=lambda t: t["I"].mean((1, 2)),
+         onednn=("reduce", dict(src="8,784,256", dst="8,1,256", alg="mean", x="I"))),
     dict(name="maxpool 3x3/2 n8 56x56 c64", family="pool", tile="maxpool_3x3_s2.tile", out="O",
          shapes={"I": [8, 56, 56, 64]},
-         peer=nhwc_pool(lambda x: F.max_pool2d(x, 3, 2, 0, ceil_mode=True))),
+         peer=nhwc_pool(lambda x: F.max_pool2d(x, 3, 2, 0, ceil_mode=True)),
+         onednn=("pool", dict(alg="max", n=8, h=56, w=56, c=64, k=3, stride=2, pad_r=1))),
     dict(name="avgpool 2x2/2 n8 56x56 c64", family="pool", tile="avgpool_2x2.tile", out="O",
-         shapes={"I": [8, 56, 56, 64]}, peer=nhwc_pool(lambda x: F.avg_pool2d(x, 2))),
+         shapes={"I": [8, 56, 56, 64]}, peer=nhwc_pool(lambda x: F.avg_pool2d(x, 2)),
+         onednn=("pool", dict(alg="avg", n=8, h=56, w=56, c=64, k=2, stride=2))),
     dict(name="softmax 1024x1024", family="norm", tile="softmax.tile", out="Y",
-         shapes={"X": [1024, 1024]}, peer=lambda t: torch.softmax(t["X"], 1)),
+         shapes={"X": [1024, 1024]}, peer=lambda t: torch.softmax(t["X"], 1),
+         onednn=("softmax", dict(m=1024, n=1024))),
     dict(name="log-softmax 1024x1024", family="norm", tile="log_softmax.tile", out="Y",
-         shapes={"X": [1024, 1024]}, peer=lambda t: torch.log_softmax(t["X"], 1)),
+         shapes={"X": [1024, 1024]}, peer=lambda t: torch.log_softmax(t["X"], 1),
+         onednn=("softmax", dict(m=1024, n=1024, log=1))),
     dict(name="layer norm 1024x1024", family="norm", tile="layer_norm.tile", out="Y",
          shapes={"X": [1024, 1024], "Gamma": [1024], "Beta": [1024]},
-         peer=lambda t: F.layer_norm(t["X"], (1024,), t["Gamma"], t["Beta"], 1e-5)),
+         peer=lambda t: F.layer_norm(t["X"], (1024,), t["Gamma"], t["Beta"], 1e-5),
+         onednn=("layernorm", dict(m=1024, n=1024, eps=1e-5))),
     dict(name="batch norm n8 56x56 c64", family="norm", tile="batch_norm.tile", out="Y",
          shapes={"X": [8, 56, 56, 64], "Mean": [64], "Var": [64], "Gamma": [64], "Beta": [64]},
          peer=lambda t: F.batch_norm(t["X"].permute(0, 3, 1, 2), t["Mean"], t["Var"], t["Gamma"],
-                                     t["Beta"], False, 0.0, 0.001).permute(0, 2, 3, 1)),
+                                     t["Beta"], False, 0.0, 0.001).permute(0, 2, 3, 1),
+         onednn=("batchnorm", dict(n=8, h=56, w=56, c=64, eps=0.001))),
     dict(name="transpose 2048x2048", family="transpose", tile="transpose.tile", out="O",
-         shapes={"I": [2048, 2048]}, peer=lambda t: t["I"].t().contiguous()),
+         shapes={"I": [2048, 2048]}, peer=lambda t: t["I"].t().contiguous(),
+         onednn=("reorder", dict(dims="2048,2048", strides="1,2048", x="I"))),
     dict(name="permute 021 64x256x256", family="transpose", tile="permute_021.tile", out="Y",
-         shapes={"X": [64, 256, 256]}, peer=lambda t: t["X"].permute(0, 2, 1).contiguous()),
+         shapes={"X": [64, 256, 256]}, peer=lambda t: t["X"].permute(0, 2, 1).contiguous(),
+         onednn=("reorder", dict(dims="64,256,256", strides="65536,1,256"))),
     dict(name="nchw>nhwc 8x64x56x56", family="transpose", tile="nchw_to_nhwc.tile", out="Y",
-         shapes={"X": [8, 64, 56, 56]}, peer=lambda t: t["X"].permute(0, 2, 3, 1).contiguous()),
+         shapes={"X": [8, 64, 56, 56]}, peer=lambda t: t["X"].permute(0, 2, 3, 1).contiguous(),
+         onednn=("reorder", dict(dims="8,56,56,64", strides="200704,56,1,3136"))),
     dict(name="sigmoid 8M", family="eltwise", tile="sigmoid.tile", out="Y",
-         shapes={"X": [8 << 20]}, peer=lambda t: torch.sigmoid(t["X"])),
+         shapes={"X": [8 << 20]}, peer=lambda t: torch.sigmoid(t["X"]),
+         onednn=("eltwise", dict(count=8 << 20, alg="logistic"))),
     dict(name="gelu(x+bias) 1024x3072", family="eltwise", tile="gelu_bias.tile", out="Y",
          shapes={"X": [1024, 3072], "Bias": [3072]},
-         peer=lambda t: F.gelu(t["X"] + t["Bias"], approximate="tanh")),
+         peer=lambda t: F.gelu(t["X"] + t["Bias"], approximate="tanh"),
+         onednn=("bias_eltwise", dict(m=1024, n=3072, alg="gelu_tanh"))),
     dict(name="gelu erf 1024x3072", family="eltwise", tile="gelu_erf.tile", out="Y",
-         shapes={"X": [1024, 3072]}, peer=lambda t: F.gelu(t["X"])),
+         shapes={"X": [1024, 3072]}, peer=lambda t: F.gelu(t["X"]),
+         onednn=("eltwise", dict(count=1024 * 3072, alg="gelu_erf"))),
     dict(name="tanh 4M", family="eltwise", tile="tanh.tile", out="Y",
-         shapes={"X": [4 << 20]}, peer=lambda t: torch.tanh(t["X"])),
+         shapes={"X": [4 << 20]}, peer=lambda t: torch.tanh(t["X"]),
+         onednn=("eltwise", dict(count=4 << 20, alg="tanh"))),
     dict(name="log(1+exp(x)) 8M", family="eltwise", tile="softplus.tile", out="Y",
-         shapes={"X": [8 << 20]}, peer=lambda t: torch.log1p(torch.exp(t["X"]))),
+         shapes={"X": [8 << 20]}, peer=lambda t: torch.log1p(torch.exp(t["X"])),
+         onednn=("eltwise", dict(count=8 << 20, alg="soft_relu"))),
     dict(name="pow+sqrt bcast 2048x2048", family="eltwise", tile="pow_sqrt.tile", out="Y",
          shapes={"X": [2048, 2048], "P": [2048]},
          peer=lambda t: torch.pow(t["X"].abs() + 1.0, t["P"]) + torch.sqrt(t["X"] * t["X"] + 1.0)),
@@ -210,7 +246,8 @@ SMOKE = [
     conv("smoke conv3x3 n1 9x9 5>7", 1, 9, 5, 7, 3),
     dict(name="smoke gelu(x+bias) 13x37", family="eltwise", tile="gelu_bias.tile", out="Y",
          shapes={"X": [13, 37], "Bias": [37]},
-         peer=lambda t: F.gelu(t["X"] + t["Bias"], approximate="tanh")),
+         peer=lambda t: F.gelu(t["X"] + t["Bias"], approximate="tanh"),
+         onednn=("bias_eltwise", dict(m=13, n=37, alg="gelu_tanh"))),
 ]
 
 
@@ -253,6 +290,12 @@ def check(tilec, case, tmp):
     got = np.load(out_path).astype(np.float64)
     with torch.no_grad():
         want = case["peer"](torch_inputs(case, arrays)).contiguous().numpy().astype(np.float64)
+    case["_want"] = want  # the oneDNN peer is checked against it (time_onednn)
+    return rel_err(got, want)
+
+
+def rel_err(got, want):
+    """Normwise relative error max|got - want| / max|want|."""
     if got.size != want.size:
         return float("inf")
     got, want = got.reshape(-1), want.reshape(-1)
@@ -309,6 +352,25 @@ def time_peers(case, runs, warmup):
     return out
 
 
+def time_onednn(build, case, tmp, runs, warmup, threads):
+    """(median ms, min ms, rel err against PyTorch, implementation) of the case
+    as oneDNN primitives (bench_onednn, its own process, on check()'s inputs),
+    or None when the case has no oneDNN form or bench_onednn is not built."""
+    exe = os.path.join(build, "bench", "bench_onednn")
+    if "onednn" not in case or not os.path.exists(exe):
+        return None
+    op, params = case["onednn"]
+    out_path = os.path.join(tmp, "onednn_out.npy")
+    cmd = [exe, op] + ["%s=%s" % kv for kv in params.items()]
+    for n in case["shapes"]:
+        cmd += ["--in", "%s=%s" % (n, os.path.join(tmp, n + ".npy"))]
+    cmd += ["--out", out_path, "--runs", str(runs), "--warmup", str(warmup), "--threads", str(threads)]
+    time.sleep(TILEC_PAUSE_S)  # as for tilec: PyTorch's workers spin for a while
+    r = json.loads(subprocess.run(cmd, check=True, capture_output=True, text=True).stdout)
+    err = rel_err(np.load(out_path).astype(np.float64), case["_want"])
+    return r["median_ms"], r["min_ms"], err, r["impl"]
+
+
 def machine(build, threads):
     out = subprocess.run([os.path.join(build, "bench", "bench_machine"), "--threads",
                           str(threads)], check=True, capture_output=True, text=True).stdout
@@ -358,6 +420,11 @@ def main():
                 ok = err <= 1e-3
                 bad += not ok
                 print("%-34s rel err %.2g %s" % (c["name"], err, "ok" if ok else "MISMATCH"))
+                dnn = time_onednn(args.build, c, tmp, 1, 0, args.threads)
+                if dnn is not None:  # bench_onednn is built (oneDNN installed)
+                    ok = dnn[2] <= 1e-3
+                    bad += not ok
+                    print("%-34s oneDNN rel err %.2g %s" % ("", dnn[2], "ok" if ok else "MISMATCH"))
             print("%d passed, %d failed" % (len(cases) - bad, bad))
             return 1 if bad else 0
 
@@ -387,6 +454,13 @@ def main():
                 continue
             tj = time_tilec(tilec, c, args.runs, args.warmup)
             peers = time_peers(c, args.runs, args.warmup)
+            dnn = time_onednn(args.build, c, tmp, args.runs, args.warmup, args.threads)
+            if dnn is not None:
+                if dnn[2] <= 1e-3:
+                    peers["onednn"] = dnn[:2]
+                else:  # a peer that computes something else is a bug of this script
+                    bad += 1
+                    print("%-32s oneDNN (%s) MISMATCH against PyTorch (rel err %.3g)" % (c["name"], dnn[3], dnn[2]))
             peer = min(peers, key=lambda p: peers[p][0])
             peer_ms, peer_min = peers[peer]
             base_ms = None
@@ -400,6 +474,7 @@ def main():
             byte_s = tj["bytes"] / (m["stream_gbps"] * 1e9)
             limit = max(flop_s, byte_s) * 1e3 / t_ms
             row = dict(case=c["name"], family=c["family"], tilec_ms=t_ms, peer=peer, peers=peers,
+                       onednn_impl=dnn[3] if dnn else None,
                        peer_ms=peer_ms, ratio=peer_ms / t_ms, limit=limit,
                        min_ratio=peer_min / tj["min_ms"],
                        binds="F" if flop_s >= byte_s else "B", gflops=tj["gflops"],

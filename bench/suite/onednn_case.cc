@@ -1,0 +1,376 @@
+// bench_onednn: one case of bench/suite computed by oneDNN primitives, the
+// suite's oneDNN peer (suite.py builds the command line from each case's
+// `onednn` entry). Every primitive is created and its inputs reordered into
+// the layouts it wants once, outside the timed runs, as in bench_peers.
+//
+//   bench_onednn OP [KEY=VALUE ...] --in NAME=FILE.npy ... [--out FILE.npy]
+//                [--runs N] [--warmup W] [--threads T]
+//
+// prints one JSON object {"median_ms", "min_ms", "impl"} and, with --out,
+// writes the output (row-major, the Tile program's layout) after the first
+// run. Ops and their keys (inputs by the Tile programs' names):
+//   conv      n h w ci co k stride pad dil relu depthwise  D (NHWC), K (HWIO, or [KH,KW,C])
+//   matmul    batch m n k bias gelu   A, B (a=, b= rename), Bias: C = A·B (+ Bias, GELU tanh)
+//   reduce    src dst alg (sum|mean)  X (x= renames): dims with 1 where reduced
+//   pool      n h w c k stride pad_r alg (max|avg)  I (NHWC)
+//   softmax   m n log                 X: along rows
+//   layernorm m n eps                 X, Gamma, Beta
+//   batchnorm n h w c eps             X (NHWC), Mean, Var, Gamma, Beta
+//   reorder   dims strides            X (x= renames): the output's logical dims, the input's
+//                                     strides for them; the output is row-major
+//   eltwise   count alg               X: logistic, tanh, gelu_erf, soft_relu
+//   bias_eltwise m n alg              X, Bias: alg(X + Bias) as binary add + eltwise post-op
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <chrono>
+#include <cstdio>
+#include <map>
+#include <string>
+#include <vector>
+
+#include "bench/onednn_state.h"
+#include "runtime/npy.h"
+
+#ifdef TILEC_BENCH_OPENMP
+#include <omp.h>
+#endif
+
+namespace tilec::bench {
+namespace {
+
+using namespace onednn;
+using Alg = dnnl::algorithm;
+using dnnl::prop_kind;
+using Params = std::map<std::string, std::string>;
+
+const std::string& Get(const Params& p, const std::string& key) {
+  auto it = p.find(key);
+  TILEC_CHECK(it != p.end(), "bench_onednn: missing {}=", key);
+  return it->second;
+}
+std::string Get(const Params& p, const std::string& key, const std::string& fallback) {
+  auto it = p.find(key);
+  return it == p.end() ? fallback : it->second;
+}
+int64_t Int(const Params& p, const std::string& key, int64_t fallback = -1) {
+  auto it = p.find(key);
+  if (it == p.end()) {
+    TILEC_CHECK(fallback >= 0, "bench_onednn: missing {}=", key);
+    return fallback;
+  }
+  return std::stoll(it->second);
+}
+memory::dims Dims(const std::string& text) {
+  memory::dims d;
+  for (size_t at = 0; at <= text.size();) {
+    size_t comma = std::min(text.find(',', at), text.size());
+    d.push_back(std::stoll(text.substr(at, comma - at)));
+    at = comma + 1;
+  }
+  return d;
+}
+
+Alg EltwiseAlg(const std::string& name) {
+  static const std::map<std::string, Alg> kAlgs = {{"logistic", Alg::eltwise_logistic},
+                                                  {"tanh", Alg::eltwise_tanh},
+                                                  {"gelu_erf", Alg::eltwise_gelu_erf},
+                                                  {"gelu_tanh", Alg::eltwise_gelu_tanh},
+                                                  {"soft_relu", Alg::eltwise_soft_relu},
+                                                  {"relu", Alg::eltwise_relu}};
+  auto it = kAlgs.find(name);
+  TILEC_CHECK(it != kAlgs.end(), "bench_onednn: unknown eltwise algorithm '{}'", name);
+  return it->second;
+}
+
+dnnl::primitive_attr PostOp(const std::string& alg) {
+  dnnl::primitive_attr attr;
+  if (!alg.empty() && alg != "none") {
+    dnnl::post_ops po;
+    po.append_eltwise(1.0f, EltwiseAlg(alg), 0.0f, 0.0f);
+    attr.set_post_ops(po);
+  }
+  return attr;
+}
+
+// Convolution over NHWC data; the weights in oneDNN's choice (`any`).
+Runner Conv(const Params& p, const Inputs& in) {
+  auto s = std::make_shared<State>();
+  int64_t n = Int(p, "n"), h = Int(p, "h"), w = Int(p, "w"), ci = Int(p, "ci"), co = Int(p, "co", ci);
+  int64_t k = Int(p, "k"), stride = Int(p, "stride", 1), pad = Int(p, "pad", 0), dil = Int(p, "dil", 1);
+  bool depthwise = Int(p, "depthwise", 0) != 0;
+  int64_t extent = dil * (k - 1) + 1;
+  int64_t oh = Int(p, "oh", (h + 2 * pad - extent) / stride + 1);
+  int64_t ow = Int(p, "ow", (w + 2 * pad - extent) / stride + 1);
+  int64_t pad_rh = (oh - 1) * stride + extent - h - pad, pad_rw = (ow - 1) * stride + extent - w - pad;
+  TILEC_CHECK(pad_rh >= 0 && pad_rw >= 0, "bench_onednn: conv output larger than its input allows");
+  memory::dims src{n, ci, h, w}, dst{n, co, oh, ow};
+  memory::dims wei = depthwise ? memory::dims{ci, 1, 1, k, k} : memory::dims{co, ci, k, k};
+  memory::desc src_md(src, Dt::f32, Tag::nhwc), dst_md(dst, Dt::f32, Tag::nhwc);
+  memory::desc wei_user(wei, Dt::f32, depthwise ? Tag::hwigo : Tag::hwio);
+  dnnl::convolution_forward::desc desc(prop_kind::forward_inference, Alg::convolution_direct, src_md,
+                                       memory::desc(wei, Dt::f32, Tag::any), dst_md, {stride, stride},
+                                       {dil - 1, dil - 1}, {pad, pad}, {pad_rh, pad_rw});
+  dnnl::convolution_forward::primitive_desc pd(desc, PostOp(Int(p, "relu", 0) ? "relu" : ""), s->engine);
+  s->primitive = dnnl::convolution_forward(pd);
+  s->args[DNNL_ARG_SRC] = Place(*s, pd.src_desc(), src_md, Input(in, "D"));
+  s->args[DNNL_ARG_WEIGHTS] = Place(*s, pd.weights_desc(), wei_user, Input(in, "K"));
+  s->args[DNNL_ARG_DST] = memory(pd.dst_desc(), s->engine);
+  s->output_user = dst_md;
+  return MakeRunner(s, "onednn conv", pd.impl_info_str());
+}
+
+// C = A·B, 2-D or batched, optionally + Bias[n] and a GELU (tanh) post-op.
+Runner Matmul(const Params& p, const Inputs& in) {
+  auto s = std::make_shared<State>();
+  int64_t batch = Int(p, "batch", 0), m = Int(p, "m"), n = Int(p, "n"), k = Int(p, "k");
+  auto dims = [&](int64_t r, int64_t c) { return batch ? memory::dims{batch, r, c} : memory::dims{r, c}; };
+  Tag plain = batch ? Tag::abc : Tag::ab;
+  memory::desc a(dims(m, k), Dt::f32, plain), b(dims(k, n), Dt::f32, plain), c(dims(m, n), Dt::f32, plain);
+  bool bias = Int(p, "bias", 0) != 0;
+  memory::desc bias_md(dims(1, n), Dt::f32, plain);
+  dnnl::matmul::desc desc = bias ? dnnl::matmul::desc(a, b, bias_md, c) : dnnl::matmul::desc(a, b, c);
+  dnnl::matmul::primitive_desc pd(desc, PostOp(Get(p, "gelu", "")), s->engine);
+  s->primitive = dnnl::matmul(pd);
+  s->args[DNNL_ARG_SRC] = Place(*s, pd.src_desc(), a, Input(in, Get(p, "a", "A")));
+  s->args[DNNL_ARG_WEIGHTS] = Place(*s, pd.weights_desc(), b, Input(in, Get(p, "b", "B")));
+  if (bias) s->args[DNNL_ARG_BIAS] = Place(*s, pd.bias_desc(), bias_md, Input(in, "Bias"));
+  s->args[DNNL_ARG_DST] = memory(pd.dst_desc(), s->engine);
+  s->output_user = c;
+  return MakeRunner(s, "onednn matmul", pd.impl_info_str());
+}
+
+Runner Reduce(const Params& p, const Inputs& in) {
+  auto s = std::make_shared<State>();
+  memory::dims src = Dims(Get(p, "src")), dst = Dims(Get(p, "dst"));
+  Tag plain = src.size() == 2 ? Tag::ab : src.size() == 3 ? Tag::abc : Tag::abcd;
+  memory::desc src_md(src, Dt::f32, plain), dst_md(dst, Dt::f32, plain);
+  Alg alg = Get(p, "alg", "sum") == "mean" ? Alg::reduction_mean : Alg::reduction_sum;
+  dnnl::reduction::primitive_desc pd(dnnl::reduction::desc(alg, src_md, dst_md, 0.0f, 0.0f), s->engine);
+  s->primitive = dnnl::reduction(pd);
+  s->args[DNNL_ARG_SRC] = Place(*s, src_md, src_md, Input(in, Get(p, "x", "X")));
+  s->args[DNNL_ARG_DST] = memory(dst_md, s->engine);
+  s->output_user = dst_md;
+  return MakeRunner(s, "onednn reduction", pd.impl_info_str());
+}
+
+Runner Pool(const Params& p, const Inputs& in) {
+  auto s = std::make_shared<State>();
+  int64_t n = Int(p, "n"), h = Int(p, "h"), w = Int(p, "w"), c = Int(p, "c");
+  int64_t k = Int(p, "k"), stride = Int(p, "stride"), pad_r = Int(p, "pad_r", 0);
+  int64_t oh = (h + pad_r - k) / stride + 1, ow = (w + pad_r - k) / stride + 1;
+  memory::desc src_md({n, c, h, w}, Dt::f32, Tag::nhwc), dst_md({n, c, oh, ow}, Dt::f32, Tag::nhwc);
+  Alg alg = Get(p, "alg") == "max" ? Alg::pooling_max : Alg::pooling_avg_exclude_padding;
+  dnnl::pooling_forward::desc desc(prop_kind::forward_inference, alg, src_md, dst_md, {stride, stride}, {k, k},
+                                   {0, 0}, {pad_r, pad_r});
+  dnnl::pooling_forward::primitive_desc pd(desc, s->engine);
+  s->primitive = dnnl::pooling_forward(pd);
+  s->args[DNNL_ARG_SRC] = Place(*s, src_md, src_md, Input(in, "I"));
+  s->args[DNNL_ARG_DST] = memory(dst_md, s->engine);
+  s->output_user = dst_md;
+  return MakeRunner(s, "onednn pooling", pd.impl_info_str());
+}
+
+Runner Softmax(const Params& p, const Inputs& in) {
+  auto s = std::make_shared<State>();
+  memory::desc md({Int(p, "m"), Int(p, "n")}, Dt::f32, Tag::ab);
+  const char* impl = nullptr;
+  if (Int(p, "log", 0)) {
+    dnnl::logsoftmax_forward::primitive_desc pd({prop_kind::forward_inference, md, 1}, s->engine);
+    s->primitive = dnnl::logsoftmax_forward(pd);
+    impl = pd.impl_info_str();
+  } else {
+    dnnl::softmax_forward::primitive_desc pd({prop_kind::forward_inference, md, 1}, s->engine);
+    s->primitive = dnnl::softmax_forward(pd);
+    impl = pd.impl_info_str();
+  }
+  s->args[DNNL_ARG_SRC] = Place(*s, md, md, Input(in, "X"));
+  s->args[DNNL_ARG_DST] = memory(md, s->engine);
+  s->output_user = md;
+  return MakeRunner(s, "onednn softmax", impl);
+}
+
+// A per-channel vector (scale, shift, mean, variance) as oneDNN's 1-D `a`.
+memory Vector(State& s, const Inputs& in, const std::string& name, int64_t c) {
+  memory::desc md({c}, Dt::f32, Tag::a);
+  return Place(s, md, md, Input(in, name));
+}
+
+Runner LayerNorm(const Params& p, const Inputs& in) {
+  auto s = std::make_shared<State>();
+  int64_t m = Int(p, "m"), n = Int(p, "n");
+  memory::desc md({m, n}, Dt::f32, Tag::ab);
+  auto flags = dnnl::normalization_flags::use_scale | dnnl::normalization_flags::use_shift;
+  dnnl::layer_normalization_forward::desc desc(prop_kind::forward_inference, md,
+                                               std::stof(Get(p, "eps")), flags);
+  dnnl::layer_normalization_forward::primitive_desc pd(desc, s->engine);
+  s->primitive = dnnl::layer_normalization_forward(pd);
+  s->args[DNNL_ARG_SRC] = Place(*s, md, md, Input(in, "X"));
+  s->args[DNNL_ARG_SCALE] = Vector(*s, in, "Gamma", n);
+  s->args[DNNL_ARG_SHIFT] = Vector(*s, in, "Beta", n);
+  s->args[DNNL_ARG_DST] = memory(md, s->engine);
+  s->output_user = md;
+  return MakeRunner(s, "onednn layer norm", pd.impl_info_str());
+}
+
+Runner BatchNorm(const Params& p, const Inputs& in) {
+  auto s = std::make_shared<State>();
+  int64_t c = Int(p, "c");
+  memory::desc md({Int(p, "n"), c, Int(p, "h"), Int(p, "w")}, Dt::f32, Tag::nhwc);
+  auto flags = dnnl::normalization_flags::use_global_stats | dnnl::normalization_flags::use_scale |
+               dnnl::normalization_flags::use_shift;
+  dnnl::batch_normalization_forward::desc desc(prop_kind::forward_inference, md,
+                                               std::stof(Get(p, "eps")), flags);
+  dnnl::batch_normalization_forward::primitive_desc pd(desc, s->engine);
+  s->primitive = dnnl::batch_normalization_forward(pd);
+  s->args[DNNL_ARG_SRC] = Place(*s, md, md, Input(in, "X"));
+  s->args[DNNL_ARG_MEAN] = Vector(*s, in, "Mean", c);
+  s->args[DNNL_ARG_VARIANCE] = Vector(*s, in, "Var", c);
+  s->args[DNNL_ARG_SCALE] = Vector(*s, in, "Gamma", c);
+  s->args[DNNL_ARG_SHIFT] = Vector(*s, in, "Beta", c);
+  s->args[DNNL_ARG_DST] = memory(md, s->engine);
+  s->output_user = md;
+  return MakeRunner(s, "onednn batch norm", pd.impl_info_str());
+}
+
+// A transpose or permutation: the input seen through `strides` as the
+// output's logical dims, reordered into a row-major output.
+Runner Reorder(const Params& p, const Inputs& in) {
+  auto s = std::make_shared<State>();
+  memory::dims dims = Dims(Get(p, "dims")), strides = Dims(Get(p, "strides"));
+  memory::desc src_md(dims, Dt::f32, strides);
+  Tag plain = dims.size() == 2 ? Tag::ab : dims.size() == 3 ? Tag::abc : Tag::abcd;
+  memory::desc dst_md(dims, Dt::f32, plain);
+  const lang::Tensor& x = Input(in, Get(p, "x", "X"));
+  TILEC_CHECK(src_md.get_size() == x.bytes(), "bench_onednn: reorder strides do not cover the input");
+  memory src(src_md, s->engine), dst(dst_md, s->engine);
+  std::copy(x.data(), x.data() + x.bytes(), static_cast<std::byte*>(src.get_data_handle()));
+  dnnl::reorder::primitive_desc pd(s->engine, src_md, s->engine, dst_md);
+  s->primitive = dnnl::reorder(pd);
+  s->args[DNNL_ARG_FROM] = src;
+  s->args[DNNL_ARG_TO] = dst;
+  s->output_arg = DNNL_ARG_TO;
+  s->output_user = dst_md;
+  return MakeRunner(s, "onednn reorder", pd.impl_info_str());
+}
+
+Runner Eltwise(const Params& p, const Inputs& in) {
+  auto s = std::make_shared<State>();
+  memory::desc md({Int(p, "count")}, Dt::f32, Tag::a);
+  dnnl::eltwise_forward::primitive_desc pd(
+      {prop_kind::forward_inference, EltwiseAlg(Get(p, "alg")), md, 0.0f, 0.0f}, s->engine);
+  s->primitive = dnnl::eltwise_forward(pd);
+  s->args[DNNL_ARG_SRC] = Place(*s, md, md, Input(in, "X"));
+  s->args[DNNL_ARG_DST] = memory(md, s->engine);
+  s->output_user = md;
+  return MakeRunner(s, "onednn eltwise", pd.impl_info_str());
+}
+
+Runner BiasEltwise(const Params& p, const Inputs& in) {
+  auto s = std::make_shared<State>();
+  int64_t m = Int(p, "m"), n = Int(p, "n");
+  memory::desc md({m, n}, Dt::f32, Tag::ab), bias_md({1, n}, Dt::f32, Tag::ab);
+  dnnl::binary::primitive_desc pd({Alg::binary_add, md, bias_md, md}, PostOp(Get(p, "alg")), s->engine);
+  s->primitive = dnnl::binary(pd);
+  s->args[DNNL_ARG_SRC_0] = Place(*s, md, md, Input(in, "X"));
+  s->args[DNNL_ARG_SRC_1] = Place(*s, bias_md, bias_md, Input(in, "Bias"));
+  s->args[DNNL_ARG_DST] = memory(md, s->engine);
+  s->output_user = md;
+  return MakeRunner(s, "onednn binary+eltwise", pd.impl_info_str());
+}
+
+Runner Make(const std::string& op, const Params& p, const Inputs& in) {
+  if (op == "conv") return Conv(p, in);
+  if (op == "matmul") return Matmul(p, in);
+  if (op == "reduce") return Reduce(p, in);
+  if (op == "pool") return Pool(p, in);
+  if (op == "softmax") return Softmax(p, in);
+  if (op == "layernorm") return LayerNorm(p, in);
+  if (op == "batchnorm") return BatchNorm(p, in);
+  if (op == "reorder") return Reorder(p, in);
+  if (op == "eltwise") return Eltwise(p, in);
+  if (op == "bias_eltwise") return BiasEltwise(p, in);
+  TILEC_CHECK(false, "bench_onednn: unknown op '{}'", op);
+  return {};
+}
+
+double Ms(std::chrono::steady_clock::duration d) {
+  return std::chrono::duration<double, std::milli>(d).count();
+}
+
+int Main(int argc, char** argv) {
+  TILEC_CHECK(argc >= 2, "usage: bench_onednn OP [KEY=VALUE ...] --in NAME=FILE.npy ... [--out FILE.npy] "
+                         "[--runs N] [--warmup W] [--threads T]");
+  std::string op = argv[1], out_path;
+  Params params;
+  Inputs inputs;
+  int runs = 10, warmup = 3;
+  for (int i = 2; i < argc; ++i) {
+    std::string a = argv[i];
+    auto value = [&]() -> std::string {
+      TILEC_CHECK(i + 1 < argc, "bench_onednn: {} needs a value", a);
+      return argv[++i];
+    };
+    if (a == "--in") {
+      std::string v = value();
+      size_t eq = v.find('=');
+      TILEC_CHECK(eq != std::string::npos, "bench_onednn: --in NAME=FILE.npy, got '{}'", v);
+      inputs.emplace(v.substr(0, eq), runtime::ReadNpy(v.substr(eq + 1)));
+    } else if (a == "--out") {
+      out_path = value();
+    } else if (a == "--runs") {
+      runs = std::max(1, std::stoi(value()));
+    } else if (a == "--warmup") {
+      warmup = std::max(0, std::stoi(value()));
+    } else if (a == "--threads") {
+#ifdef TILEC_BENCH_OPENMP
+      omp_set_num_threads(std::stoi(value()));
+#else
+      value();
+#endif
+    } else {
+      size_t eq = a.find('=');
+      TILEC_CHECK(eq != std::string::npos, "bench_onednn: expected KEY=VALUE, got '{}'", a);
+      params[a.substr(0, eq)] = a.substr(eq + 1);
+    }
+  }
+  Runner r = Make(op, params, inputs);
+  r.run();
+  if (!out_path.empty()) {
+    std::vector<float> out = r.output();
+    lang::Tensor t(lang::Shape{lang::DataType::F32, {static_cast<int64_t>(out.size())}});
+    std::copy(out.begin(), out.end(), t.as<float>());
+    runtime::WriteNpy(out_path, t);
+  }
+  // As the suite times PyTorch: warm-up calls, then at least 0.3 s of calls
+  // (the OpenMP workers are awake), then the timed ones.
+  auto start = std::chrono::steady_clock::now();
+  for (int i = 0; i < warmup || Ms(std::chrono::steady_clock::now() - start) < 300; ++i) r.run();
+  std::vector<double> times;
+  for (int i = 0; i < runs; ++i) {
+    auto t0 = std::chrono::steady_clock::now();
+    r.run();
+    times.push_back(Ms(std::chrono::steady_clock::now() - t0));
+  }
+  std::sort(times.begin(), times.end());
+  double median = times.size() % 2 ? times[times.size() / 2]
+                                   : (times[times.size() / 2 - 1] + times[times.size() / 2]) / 2;
+  std::string impl = r.detail;
+  std::replace(impl.begin(), impl.end(), '"', '\'');
+  std::printf("%s\n", fmt::format(R"({{"median_ms": {}, "min_ms": {}, "impl": "{}"}})", median, times.front(),
+                                  impl)
+                          .c_str());
+  return 0;
+}
+
+}  // namespace
+}  // namespace tilec::bench
+
+int main(int argc, char** argv) {
+  try {
+    return tilec::bench::Main(argc, argv);
+  } catch (const std::exception& e) {
+    std::fprintf(stderr, "bench_onednn: %s\n", e.what());
+    return 1;
+  }
+}
