@@ -41,6 +41,7 @@
 
 #include "compiler/gen_elementwise.h"
 #include "compiler/gen_vector.h"
+#include "compiler/output_coverage.h"
 #include "support/error.h"
 
 namespace tilec::compiler {
@@ -82,12 +83,13 @@ bool VecGen::Plan() {
   if (contraction_) {
     // Sum, or a copy (`=` over no reduction: each output element once; the
     // relayout kernels Lower inserts), or a max, min or product of one
-    // input without constraints (every output element is then reached, so
-    // starting from the identity needs no `hit` flags).
+    // input whose every output element is reached (no constraints, or a
+    // pooling window's padding: EveryOutputReached), so starting from the
+    // identity needs no `hit` flags.
     bool copy = flat_.agg_op == AggOp::Assign && flat_.comb_op == CombOp::None;
     for (int i = 0; i < flat_.num_indices() && copy; ++i) copy = out_strides[i] != 0;
     bool other = (flat_.agg_op == AggOp::Max || flat_.agg_op == AggOp::Min || flat_.agg_op == AggOp::Prod) &&
-                 flat_.comb_op == CombOp::None && flat_.constraints.empty();
+                 flat_.comb_op == CombOp::None && (flat_.constraints.empty() || EveryOutputReached(flat_));
     if (flat_.agg_op != AggOp::Sum && !copy && !other) return false;
     if (spec_.store_reached_only && !ReachedIsValid()) return false;
     if (flat_.comb_op != CombOp::None && flat_.comb_op != CombOp::Mul && flat_.comb_op != CombOp::Add)

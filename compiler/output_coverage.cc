@@ -87,4 +87,63 @@ bool OutputCovered(const FlatContraction& flat) {
   return Dense(std::move(sr), out.limit);
 }
 
+bool EveryOutputReached(const FlatContraction& flat) {
+  const size_t n = flat.indices.size(), nc = flat.constraints.size();
+  const std::vector<int64_t>& out = flat.output().strides;
+  // Union the constraints that share a reduction index.
+  std::vector<size_t> group(nc);
+  for (size_t c = 0; c < nc; ++c) group[c] = c;
+  auto find = [&](size_t c) {
+    while (group[c] != c) c = group[c];
+    return c;
+  };
+  for (size_t i = 0; i < n; ++i) {
+    size_t first = nc;
+    for (size_t c = 0; c < nc && out[i] == 0; ++c) {
+      if (flat.constraints[c].lhs[i] == 0) continue;
+      if (first == nc) first = c;
+      group[find(c)] = find(first);
+    }
+  }
+  for (size_t root = 0; root < nc; ++root) {
+    if (find(root) != root) continue;
+    std::vector<const FlatConstraint*> cs;
+    std::vector<size_t> outs, reds;  // the indices the group mentions
+    for (size_t c = 0; c < nc; ++c)
+      if (find(c) == root) cs.push_back(&flat.constraints[c]);
+    int64_t points = 1;
+    for (size_t i = 0; i < n; ++i) {
+      if (std::none_of(cs.begin(), cs.end(), [&](const FlatConstraint* c) { return c->lhs[i] != 0; }))
+        continue;
+      (out[i] == 0 ? reds : outs).push_back(i);
+      points = SaturatingMul(points, flat.indices[i].range);
+    }
+    if (points > kReachedPointLimit) return false;
+    // Odometers over the group's output indices and, for each of their
+    // points, over its reduction indices until one satisfies every constraint.
+    std::vector<int64_t> at(n, 0);
+    auto next = [&](const std::vector<size_t>& idx) {
+      for (size_t i : idx) {
+        if (++at[i] < flat.indices[i].range) return true;
+        at[i] = 0;
+      }
+      return false;
+    };
+    auto holds = [&](const FlatConstraint* c) {
+      int64_t lhs = 0;
+      for (size_t i = 0; i < n; ++i) lhs += c->lhs[i] * at[i];
+      return lhs <= c->rhs;
+    };
+    do {
+      bool reached = false;
+      do {
+        reached = std::all_of(cs.begin(), cs.end(), holds);
+      } while (!reached && next(reds));
+      if (!reached) return false;
+      for (size_t i : reds) at[i] = 0;
+    } while (next(outs));
+  }
+  return true;
+}
+
 }  // namespace tilec::compiler

@@ -26,4 +26,16 @@ bool OutputDense(const FlatContraction& flat);
 // (KernelSpec::store_reached_only).
 bool OutputCovered(const FlatContraction& flat);
 
+// Every output point of the index box is reached: at least one reduction
+// point satisfies every constraint with it (pooling windows whose padding
+// taps are constraints: each output keeps a tap inside the image). Then a
+// max, min or product may start from its identity without `hit` flags.
+// Constraints are grouped by the reduction indices they share; a group's
+// points are enumerated when the indices it mentions span at most
+// kReachedPointLimit points, and a larger group (or a constraint on output
+// indices alone that fails somewhere in the box) answers false: this is a
+// proof or nothing.
+constexpr int64_t kReachedPointLimit = int64_t{1} << 16;
+bool EveryOutputReached(const FlatContraction& flat);
+
 }  // namespace tilec::compiler

@@ -240,6 +240,40 @@ TEST_P(CpuForms, Transposes) {
       << plans;
 }
 
+// Max, min and product over pooling windows whose padding taps are
+// constraints: every output keeps a tap inside the image
+// (EveryOutputReached), so they take the vector form from the identity
+// without `hit` flags. An output that no tap reaches must stay 0: those
+// contractions keep the flat form (a fill, then `hit` flags).
+TEST_P(CpuForms, PoolingWindowsInTheVectorForm) {
+  const char* max3s2 = R"(function (I[N, H, W, C]) -> (O) {
+  PadH = (max(0, ((H + 1) / 2 - 1) * 2 + 3 - H)) / 2;
+  PadW = (max(0, ((W + 1) / 2 - 1) * 2 + 3 - W)) / 2;
+  O[n, x, y, c : N, (H + 1) / 2, (W + 1) / 2, C] = >(I[n, 2 * x + i - PadH, 2 * y + j - PadW, c]), i < 3, j < 3;
+})";
+  const char* min4s3 = R"(function (I[N, H, W, C]) -> (O) {
+  O[n, x, y, c : N, (H + 2) / 3, (W + 2) / 3, C] = <(I[n, 3 * x + i - 1, 3 * y + j - 1, c]), i < 4, j < 4;
+})";
+  const char* prod2 = R"(function (I[N, H, W, C]) -> (O) {
+  O[n, x, y, c : N, H, W, C] = *(I[n, x + i - 1, y + j, c]), i < 2, j < 2;
+})";
+  for (auto [source, agg] : {std::pair{max3s2, "(max)"}, {min4s3, "(min)"}, {prod2, "(product)"}}) {
+    for (auto dims : {std::vector<int64_t>{2, 17, 13, 21}, {1, 9, 11, 5}, {1, 1, 2, 33}}) {
+      std::string name = fmt::format("{} on {}x{}x{}x{}", agg, dims[0], dims[1], dims[2], dims[3]);
+      std::string plans = Check({source, {{"I", F32(dims)}}}, name);
+      EXPECT_NE(plans.find("Vector form"), std::string::npos) << name << "\n" << plans;
+      EXPECT_NE(plans.find(agg), std::string::npos) << name << "\n" << plans;
+    }
+  }
+  // The points x + y >= 5 reach no tap (x + y + i < 5 for no i >= 0): O is 0
+  // there, a triangle that no trimming of the output box removes.
+  std::string plans = Check({"function (I[H, W, K, C]) -> (O) { O[x, y, c : H, W, C] = >(I[x, y, i, c]), "
+                             "i < 2, x + y + i < 5; }",
+                             {{"I", F32({4, 5, 3, 37})}}},
+                            "unreached outputs");
+  EXPECT_EQ(plans.find("(max)"), std::string::npos) << plans;
+}
+
 // `R = D` between layouts (the relayouts that layout choice inserts, or a
 // user's conversion): one copy kernel into R, in the transpose form where
 // the contiguous axis moves. Sizes that fill no tile; padded blocked
