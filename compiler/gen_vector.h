@@ -80,6 +80,16 @@ class VecGen {
   // share a constraint with v.
   bool ConstrainedAlongP(int i) const;
 
+  // The range of the reduction loop that will be innermost (INT64_MAX if
+  // there is none: nothing to spill around).
+  int64_t InnermostReductionRange() const;
+  // The block one register larger than the budget needs an inner loop at
+  // least this long to pay for the accumulator it spills around it.
+  static constexpr int64_t kTightBlockMinInnerLoop = 16;
+  // Reduction steps a chunk needs to pay for its accumulators' traffic
+  // (PlanChunks).
+  static constexpr int64_t kMinChunkSteps = 48;
+
   // Elementwise kernels writing far more than the caches hold store around
   // them, when every vector store is aligned to its size.
   bool StreamingStores() const;

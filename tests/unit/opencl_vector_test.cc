@@ -191,10 +191,13 @@ TEST(OpenClVector, ReductionChunks) {
 }
 
 TEST(OpenClVector, FallsBackWhereItDoesNotFit) {
-  // A max with a constraint (an output element might not be reached) is not
-  // in the vector form; without one it is (cpu_forms_test).
+  // A max with a constraint that leaves output elements unreached (c + d >=
+  // 18 for every n: they must read 0) is not in the vector form; where n = 0
+  // reaches every element it is (EveryOutputReached; cpu_forms_test).
+  const char* unreached = "function (A[N, C, D]) -> (M) { M[c, d : C, D] = >(A[n, c, d]), n + c + d < 18; }";
+  CheckVector({unreached, {{"A", F32({5, 16, 7})}}}, "max, unreached", 0, false);
   const char* mx = "function (A[N, C]) -> (M) { M[c : C] = >(A[n, c]), n + c < 18; }";
-  CheckVector({mx, {{"A", F32({5, 16})}}}, "max", 0, false);
+  CheckVector({mx, {{"A", F32({5, 16})}}}, "max, reached", 0, true, "constraints on c as lane masks");
 }
 
 }  // namespace
