@@ -4,6 +4,8 @@
 #include <llvm/IR/Intrinsics.h>
 #include <llvm/IR/MDBuilder.h>
 
+#include <fmt/format.h>
+
 #include <cmath>
 #include <vector>
 
@@ -69,10 +71,72 @@ std::vector<float> Exp2Coefficients() {
   return c;
 }
 
+// e^r = Σ r^k / k! for |r| ≤ ln(2)/2: eight terms leave a relative error
+// below 2^-28.
+std::vector<float> ExpCoefficients() {
+  std::vector<float> c;
+  double term = 1;
+  for (int k = 0; k <= 7; ++k) {
+    c.push_back(static_cast<float>(term));
+    term /= k + 1;
+  }
+  return c;
+}
+
+// exp's fast path bound: |x| below it keeps 2^n a normal f32 (n ≤ 126).
+constexpr float kExpArgumentLimit = 87.0f;
+
+// `fast` where every lane of `ok` holds, else the library's result for the
+// whole vector (`fallback`, emitted in its own block). Leaves `b` at the end
+// of the joining block.
+llvm::Value* FastOrLibrary(llvm::IRBuilder<>& b, llvm::Value* fast, llvm::Value* ok, const char* name,
+                           const std::function<llvm::Value*()>& fallback) {
+  llvm::Value* any_special = b.CreateOrReduce(b.CreateNot(ok));
+  llvm::Function* fn = b.GetInsertBlock()->getParent();
+  llvm::LLVMContext& ctx = b.getContext();
+  llvm::BasicBlock* fast_end = b.GetInsertBlock();
+  auto* slow_block = llvm::BasicBlock::Create(ctx, fmt::format("{}.special", name), fn);
+  auto* join = llvm::BasicBlock::Create(ctx, fmt::format("{}.end", name), fn);
+  b.CreateCondBr(any_special, slow_block, join, llvm::MDBuilder(ctx).createBranchWeights(1, 1000));
+  b.SetInsertPoint(slow_block);
+  llvm::Value* slow = fallback();
+  llvm::BasicBlock* slow_end = b.GetInsertBlock();
+  b.CreateBr(join);
+  b.SetInsertPoint(join);
+  llvm::PHINode* phi = b.CreatePHI(fast->getType(), 2);
+  phi->addIncoming(fast, fast_end);
+  phi->addIncoming(slow, slow_end);
+  return phi;
+}
+
+// 2^n for f32 lanes holding integers n in [-126, 127], by the exponent bits.
+llvm::Value* Exp2OfInteger(llvm::IRBuilder<>& b, llvm::Value* n_float, llvm::Type* fty) {
+  unsigned lanes = llvm::cast<llvm::FixedVectorType>(fty)->getNumElements();
+  llvm::Type* i32ty = llvm::FixedVectorType::get(b.getInt32Ty(), lanes);
+  return b.CreateBitCast(
+      b.CreateShl(b.CreateAdd(b.CreateFPToSI(n_float, i32ty), llvm::ConstantInt::get(i32ty, 127)),
+                  llvm::ConstantInt::get(i32ty, 23)),
+      fty);
+}
+
 }  // namespace
 
 bool HasInlineMath(sem::CallFn fn, int width) {
-  return fn == sem::CallFn::Erf || (fn == sem::CallFn::Pow && width > 1);
+  return fn == sem::CallFn::Erf || ((fn == sem::CallFn::Pow || fn == sem::CallFn::Exp) && width > 1);
+}
+
+llvm::Value* InlineExp(llvm::IRBuilder<>& b, llvm::Value* x, const std::function<llvm::Value*()>& fallback) {
+  llvm::Type* fty = x->getType();
+  auto f = [&](double v) { return llvm::ConstantFP::get(fty, v); };
+  // n = round(x / ln 2), r = x − n·ln 2 in two steps (Cody and Waite: ln 2's
+  // high part has 16 significant bits, so n·high is exact for |n| < 2^8).
+  llvm::Value* n = Unary(b, llvm::Intrinsic::rint, b.CreateFMul(x, f(1.4426950408889634)));
+  llvm::Value* r = Fma(b, n, f(-0.693145751953125), x);
+  r = Fma(b, n, f(-1.4286068203094172e-06), r);
+  llvm::Value* fast = b.CreateFMul(Horner(b, ExpCoefficients(), r), Exp2OfInteger(b, n, fty));
+  // Outside |x| < 87 (and NaN, which compares false): the library.
+  llvm::Value* ok = b.CreateFCmpOLT(Unary(b, llvm::Intrinsic::fabs, x), f(kExpArgumentLimit));
+  return FastOrLibrary(b, fast, ok, "exp", fallback);
 }
 
 llvm::Value* InlineErf(llvm::IRBuilder<>& b, llvm::Value* x) {
@@ -121,12 +185,7 @@ llvm::Value* InlinePow(llvm::IRBuilder<>& b, llvm::Value* x, llvm::Value* y,
   // polynomial and the scaling run in f32, 16 lanes to a zmm register.
   llvm::Value* n = Unary(b, llvm::Intrinsic::rint, z);
   llvm::Value* p = Horner(b, Exp2Coefficients(), b.CreateFPTrunc(b.CreateFSub(z, n), fty));
-  llvm::Type* i32ty = llvm::FixedVectorType::get(b.getInt32Ty(), lanes);
-  llvm::Value* scale = b.CreateBitCast(
-      b.CreateShl(b.CreateAdd(b.CreateFPToSI(n, i32ty), llvm::ConstantInt::get(i32ty, 127)),
-                  llvm::ConstantInt::get(i32ty, 23)),
-      fty);
-  llvm::Value* fast = b.CreateFMul(p, scale);
+  llvm::Value* fast = b.CreateFMul(p, Exp2OfInteger(b, n, fty));
 
   // Lanes outside the fast path (NaN compares false): x <= 0 or not finite,
   // y not finite, a result that overflows or is not normal.
@@ -134,23 +193,7 @@ llvm::Value* InlinePow(llvm::IRBuilder<>& b, llvm::Value* x, llvm::Value* y,
   llvm::Value* ok = b.CreateAnd(b.CreateFCmpOGT(x, f(0.0f)), b.CreateFCmpOLT(x, inf));
   ok = b.CreateAnd(ok, b.CreateFCmpOLT(Unary(b, llvm::Intrinsic::fabs, y), inf));
   ok = b.CreateAnd(ok, b.CreateFCmpOLT(Unary(b, llvm::Intrinsic::fabs, z), d(kPowExponentLimit)));
-  llvm::Value* any_special = b.CreateOrReduce(b.CreateNot(ok));
-
-  llvm::Function* fn = b.GetInsertBlock()->getParent();
-  llvm::LLVMContext& ctx = b.getContext();
-  llvm::BasicBlock* fast_end = b.GetInsertBlock();
-  auto* slow_block = llvm::BasicBlock::Create(ctx, "pow.special", fn);
-  auto* join = llvm::BasicBlock::Create(ctx, "pow.end", fn);
-  b.CreateCondBr(any_special, slow_block, join, llvm::MDBuilder(ctx).createBranchWeights(1, 1000));
-  b.SetInsertPoint(slow_block);
-  llvm::Value* slow = fallback();
-  llvm::BasicBlock* slow_end = b.GetInsertBlock();
-  b.CreateBr(join);
-  b.SetInsertPoint(join);
-  llvm::PHINode* phi = b.CreatePHI(fty, 2);
-  phi->addIncoming(fast, fast_end);
-  phi->addIncoming(slow, slow_end);
-  return phi;
+  return FastOrLibrary(b, fast, ok, "pow", fallback);
 }
 
 }  // namespace tilec::hal::cpu

@@ -429,7 +429,9 @@ llvm::Value* FunctionLowering::MathCall(CallFn fn, const Type& t, std::vector<ll
   };
   llvm::Value* out = nullptr;
   if (!is_double && HasInlineMath(fn, t.width)) {
-    out = fn == CallFn::Erf ? InlineErf(b_, args[0]) : InlinePow(b_, args[0], args[1], library);
+    out = fn == CallFn::Erf   ? InlineErf(b_, args[0])
+          : fn == CallFn::Exp ? InlineExp(b_, args[0], library)
+                              : InlinePow(b_, args[0], args[1], library);
   } else {
     out = library();
   }
