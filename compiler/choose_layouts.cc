@@ -368,13 +368,15 @@ class Chooser {
     }
   }
 
-  void Rename(lang::Op& op, const std::string& from, const std::string& to) {
+  // `from` becomes `to` in what `op` reads, and in what it writes unless
+  // `reads_only`.
+  void Rename(lang::Op& op, const std::string& from, const std::string& to, bool reads_only = false) {
     if (auto* c = std::get_if<ContractionOp>(&op)) {
-      if (c->output == from) c->output = to;
+      if (c->output == from && !reads_only) c->output = to;
       for (auto& a : c->inputs)
         if (a.tensor == from) a.tensor = to;
     } else if (auto* e = std::get_if<ElementwiseOp>(&op)) {
-      if (e->output == from) e->output = to;
+      if (e->output == from && !reads_only) e->output = to;
       for (auto& o : e->operands)
         if (o.is_tensor && o.tensor == from) o.tensor = to;
     }
@@ -402,6 +404,12 @@ class Chooser {
       P().tensors[copy.name] = copy;
       Record(copy);
       for (size_t j : group) Rename(P().ops[j], t.name, copy.name);
+      // The copy back into t follows the group's last op; an op between the
+      // group's ones that reads t runs before it, so it reads the copy (a
+      // min over T0 placed between T0's contraction and T3 = T0 read T0
+      // unwritten: difftest seed 930825).
+      for (size_t j = *group.begin(); j < last; ++j)
+        if (!group.count(j)) Rename(P().ops[j], t.name, copy.name, /*reads_only=*/true);
       if (!stored[m]) continue;
       after_[last].push_back(lang::IdentityCopy(copy, t.name));
       out_.why[t.name] = why;

@@ -188,5 +188,26 @@ TEST(DifftestRegressions, SignedToU64ThenFloatInSelect) {
                     "u64, u32, u16, u8 -> f32, f64");
 }
 
+// difftest seed 930825: layout choice computed T0 in a blocked layout for
+// the elementwise T3 = T0 and copied it back after T3's op, but the min T1
+// between them read T0 before that copy (0 instead of -2). Ops between a
+// group's ones now read the group's copy.
+TEST(DifftestRegressions, ReadersBetweenAGroupsOpsReadItsCopy) {
+  CheckBothBackendsExact(Case("function (A[N2, N0, N2]) -> (T0, T1, T3) {\n"
+                              "  T0[i, 0 : N0, 1] = +(A[0, i, i - 1]);\n"
+                              "  T1[] = <(T0[j, k]);\n"
+                              "  T3 = T0;\n"
+                              "}",
+                              {{"A", Of(lang::DataType::I32, {3, 5, 3})}}),
+                         "min between T0 and T3 = T0");
+  CheckBothBackendsExact(Case("function (A[N2, N0, N2]) -> (T0, T1, T3) {\n"
+                              "  T0[i, 0 : N0, 1] = +(A[0, i, i - 1]);\n"
+                              "  T1[] = <(T0[j, k]);\n"
+                              "  T3 = T0;\n"
+                              "}",
+                              {{"A", Of(lang::DataType::I32, {4, 19, 4})}}),
+                         "min between T0 and T3 = T0, 19 rows");
+}
+
 }  // namespace
 }  // namespace tilec::testing
