@@ -59,26 +59,15 @@ std::vector<double> Log2SeriesCoefficients() {
   return c;
 }
 
-// 2^f = Σ (f·ln 2)^k / k! in f32: for |f| ≤ ½, eight terms leave a relative
-// error below 2^-30, under the f32 evaluation's own rounding.
-std::vector<float> Exp2Coefficients() {
+// Σ (s·r)^k / k!, k = 0 .. 7, the Taylor polynomial of e^(s·r) in f32:
+// 2^f (s = ln 2, |f| ≤ ½) and e^r (s = 1, |r| ≤ ln(2)/2) both leave a
+// relative error below 2^-28, under the f32 evaluation's own rounding.
+std::vector<float> ExpTaylor(double s) {
   std::vector<float> c;
   double term = 1;
   for (int k = 0; k <= 7; ++k) {
     c.push_back(static_cast<float>(term));
-    term *= std::log(2.0) / (k + 1);
-  }
-  return c;
-}
-
-// e^r = Σ r^k / k! for |r| ≤ ln(2)/2: eight terms leave a relative error
-// below 2^-28.
-std::vector<float> ExpCoefficients() {
-  std::vector<float> c;
-  double term = 1;
-  for (int k = 0; k <= 7; ++k) {
-    c.push_back(static_cast<float>(term));
-    term /= k + 1;
+    term *= s / (k + 1);
   }
   return c;
 }
@@ -95,26 +84,10 @@ constexpr float kLn2High = 0.693359375f, kLn2Low = -2.12194440e-4f;
 constexpr float kExpArgumentLimit = 87.0f;
 
 // `fast` where every lane of `ok` holds, else the library's result for the
-// whole vector (`fallback`, emitted in its own block). Leaves `b` at the end
-// of the joining block.
+// whole vector (`fallback`, emitted in its own block, rarely taken).
 llvm::Value* FastOrLibrary(llvm::IRBuilder<>& b, llvm::Value* fast, llvm::Value* ok, const char* name,
                            const std::function<llvm::Value*()>& fallback) {
-  llvm::Value* any_special = b.CreateOrReduce(b.CreateNot(ok));
-  llvm::Function* fn = b.GetInsertBlock()->getParent();
-  llvm::LLVMContext& ctx = b.getContext();
-  llvm::BasicBlock* fast_end = b.GetInsertBlock();
-  auto* slow_block = llvm::BasicBlock::Create(ctx, fmt::format("{}.special", name), fn);
-  auto* join = llvm::BasicBlock::Create(ctx, fmt::format("{}.end", name), fn);
-  b.CreateCondBr(any_special, slow_block, join, llvm::MDBuilder(ctx).createBranchWeights(1, 1000));
-  b.SetInsertPoint(slow_block);
-  llvm::Value* slow = fallback();
-  llvm::BasicBlock* slow_end = b.GetInsertBlock();
-  b.CreateBr(join);
-  b.SetInsertPoint(join);
-  llvm::PHINode* phi = b.CreatePHI(fast->getType(), 2);
-  phi->addIncoming(fast, fast_end);
-  phi->addIncoming(slow, slow_end);
-  return phi;
+  return IfThen(b, b.CreateOrReduce(b.CreateNot(ok)), fallback, fast, name, /*unlikely=*/true);
 }
 
 // 2^n for f32 lanes holding integers n in [-126, 127], by the exponent bits.
@@ -128,6 +101,25 @@ llvm::Value* Exp2OfInteger(llvm::IRBuilder<>& b, llvm::Value* n_float, llvm::Typ
 }
 
 }  // namespace
+
+llvm::Value* IfThen(llvm::IRBuilder<>& b, llvm::Value* cond, const std::function<llvm::Value*()>& taken,
+                    llvm::Value* otherwise, std::string_view name, bool unlikely) {
+  llvm::Function* fn = b.GetInsertBlock()->getParent();
+  llvm::LLVMContext& ctx = b.getContext();
+  llvm::BasicBlock* from = b.GetInsertBlock();
+  auto* yes = llvm::BasicBlock::Create(ctx, fmt::format("{}.special", name), fn);
+  auto* join = llvm::BasicBlock::Create(ctx, fmt::format("{}.end", name), fn);
+  b.CreateCondBr(cond, yes, join, unlikely ? llvm::MDBuilder(ctx).createBranchWeights(1, 1000) : nullptr);
+  b.SetInsertPoint(yes);
+  llvm::Value* v = taken();
+  llvm::BasicBlock* yes_end = b.GetInsertBlock();
+  b.CreateBr(join);
+  b.SetInsertPoint(join);
+  llvm::PHINode* phi = b.CreatePHI(otherwise->getType(), 2);
+  phi->addIncoming(v, yes_end);
+  phi->addIncoming(otherwise, from);
+  return phi;
+}
 
 bool HasInlineMath(sem::CallFn fn, int width) {
   using sem::CallFn;
@@ -169,7 +161,7 @@ llvm::Value* InlineExp(llvm::IRBuilder<>& b, llvm::Value* x, const std::function
   llvm::Value* n = Unary(b, llvm::Intrinsic::rint, b.CreateFMul(x, f(1.4426950408889634)));
   llvm::Value* r = Fma(b, n, f(-0.693145751953125), x);
   r = Fma(b, n, f(-1.4286068203094172e-06), r);
-  llvm::Value* fast = b.CreateFMul(Horner(b, ExpCoefficients(), r), Exp2OfInteger(b, n, fty));
+  llvm::Value* fast = b.CreateFMul(Horner(b, ExpTaylor(1.0), r), Exp2OfInteger(b, n, fty));
   // Outside |x| < 87 (and NaN, which compares false): the library.
   llvm::Value* ok = b.CreateFCmpOLT(Unary(b, llvm::Intrinsic::fabs, x), f(kExpArgumentLimit));
   return FastOrLibrary(b, fast, ok, "exp", fallback);
@@ -220,7 +212,7 @@ llvm::Value* InlinePow(llvm::IRBuilder<>& b, llvm::Value* x, llvm::Value* y,
   // rounding (|·| ≤ ½) moves 2^(z − n) by at most 2^-25.5 of itself, so the
   // polynomial and the scaling run in f32, 16 lanes to a zmm register.
   llvm::Value* n = Unary(b, llvm::Intrinsic::rint, z);
-  llvm::Value* p = Horner(b, Exp2Coefficients(), b.CreateFPTrunc(b.CreateFSub(z, n), fty));
+  llvm::Value* p = Horner(b, ExpTaylor(std::log(2.0)), b.CreateFPTrunc(b.CreateFSub(z, n), fty));
   llvm::Value* fast = b.CreateFMul(p, Exp2OfInteger(b, n, fty));
 
   // Lanes outside the fast path (NaN compares false): x <= 0 or not finite,

@@ -24,10 +24,17 @@
 #include <llvm/IR/IRBuilder.h>
 
 #include <functional>
+#include <string_view>
 
 #include "compiler/sem/ir.h"
 
 namespace tilec::hal::cpu {
+
+// `cond ? taken() : otherwise`, with taken() emitted in a block of its own
+// (NAME.special) that runs only when `cond` holds; `unlikely` weighs the
+// branch for the fast path. Leaves `b` at the end of the joining block.
+llvm::Value* IfThen(llvm::IRBuilder<>& b, llvm::Value* cond, const std::function<llvm::Value*()>& taken,
+                    llvm::Value* otherwise, std::string_view name, bool unlikely = false);
 
 // Whether `fn` on f32 values of `width` lanes has an inline form here.
 bool HasInlineMath(sem::CallFn fn, int width);

@@ -306,22 +306,7 @@ llvm::Value* FunctionLowering::Lazy(const Expr& cond, bool when,
                                     const std::function<llvm::Value*()>& taken,
                                     llvm::Value* otherwise) {
   llvm::Value* c = Truth(cond);
-  llvm::BasicBlock* from = b_.GetInsertBlock();
-  auto* yes = llvm::BasicBlock::Create(ctx_, "lazy", fn_);
-  auto* join = llvm::BasicBlock::Create(ctx_, "lazy.end", fn_);
-  if (when)
-    b_.CreateCondBr(c, yes, join);
-  else
-    b_.CreateCondBr(c, join, yes);
-  b_.SetInsertPoint(yes);
-  llvm::Value* v = taken();
-  llvm::BasicBlock* yes_end = b_.GetInsertBlock();
-  b_.CreateBr(join);
-  b_.SetInsertPoint(join);
-  llvm::PHINode* phi = b_.CreatePHI(v->getType(), 2);
-  phi->addIncoming(v, yes_end);
-  phi->addIncoming(otherwise, from);
-  return phi;
+  return IfThen(b_, when ? c : b_.CreateNot(c), taken, otherwise, "lazy");
 }
 
 llvm::Value* FunctionLowering::CondValue(const Cond& n) {
