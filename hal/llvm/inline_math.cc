@@ -12,7 +12,7 @@
 namespace tilec::hal::cpu {
 namespace {
 
-// scripts/fit_inline_math.py: erf(x) = x·P(x²) for |x| < 1, and 1 − C(min(|x|, 3.92) − m)
+// scripts/fit_erf.py: erf(x) = x·P(x²) for |x| < 1, and 1 − C(min(|x|, 3.92) − m)
 // above, C fitting erfc on [1, 3.92]; max 2 ULP in f32 over 500,000 inputs.
 constexpr float kErfSmall[] = {1.1283791065216064f,    -0.3761262595653534f,
                                0.1128358542919159f,    -0.026853816583752632f,
@@ -72,14 +72,6 @@ std::vector<float> ExpTaylor(double s) {
   return c;
 }
 
-// scripts/fit_inline_math.py: log1p(f) = f − f²/2 + f³·Q(f) on [√½ − 1,
-// √2 − 1]; max 1 ULP for log in f32 over 600,000 inputs.
-constexpr float kLog1pCubic[] = {0.3333333134651184f,   -0.2500081956386566f, 0.2000122368335724f,
-                                 -0.16623376309871674f, 0.14201851189136505f, -0.13160093128681183f,
-                                 0.12760882079601288f,  -0.07633878290653229f};
-// ln 2 = 355/512 (9 bits: e·high is exact) + the rest.
-constexpr float kLn2High = 0.693359375f, kLn2Low = -2.12194440e-4f;
-
 // exp's fast path bound: |x| below it keeps 2^n a normal f32 (n ≤ 126).
 constexpr float kExpArgumentLimit = 87.0f;
 
@@ -122,35 +114,7 @@ llvm::Value* IfThen(llvm::IRBuilder<>& b, llvm::Value* cond, const std::function
 }
 
 bool HasInlineMath(sem::CallFn fn, int width) {
-  using sem::CallFn;
-  return fn == CallFn::Erf || ((fn == CallFn::Pow || fn == CallFn::Exp || fn == CallFn::Log) && width > 1);
-}
-
-llvm::Value* InlineLog(llvm::IRBuilder<>& b, llvm::Value* x, const std::function<llvm::Value*()>& fallback) {
-  llvm::Type* fty = x->getType();
-  unsigned lanes = llvm::cast<llvm::FixedVectorType>(fty)->getNumElements();
-  llvm::Type* ity = llvm::FixedVectorType::get(b.getInt32Ty(), lanes);
-  auto f = [&](double v) { return llvm::ConstantFP::get(fty, v); };
-  auto i = [&](uint32_t v) { return llvm::ConstantInt::get(ity, v); };
-  // x = 2^e·m, m in [√½, √2): the bits of a normal x.
-  llvm::Value* bits = b.CreateBitCast(x, ity);
-  llvm::Value* e = b.CreateSub(b.CreateLShr(bits, i(23)), i(127));
-  llvm::Value* m = b.CreateBitCast(b.CreateOr(b.CreateAnd(bits, i(0x7FFFFF)), i(0x3F800000)), fty);
-  llvm::Value* high = b.CreateFCmpOGT(m, f(std::sqrt(2.0)));
-  m = b.CreateSelect(high, b.CreateFMul(m, f(0.5)), m);
-  llvm::Value* ef = b.CreateSIToFP(b.CreateAdd(e, b.CreateZExt(high, ity)), fty);
-  // log x = f − f²/2 + f³·Q(f) + e·ln 2, the small terms first.
-  llvm::Value* fr = b.CreateFSub(m, f(1.0));
-  llvm::Value* f2 = b.CreateFMul(fr, fr);
-  std::vector<float> q(std::begin(kLog1pCubic), std::end(kLog1pCubic));
-  llvm::Value* t = Fma(b, b.CreateFMul(f2, fr), Horner(b, q, fr), b.CreateFMul(f2, f(-0.5)));
-  t = Fma(b, ef, f(kLn2Low), t);
-  llvm::Value* fast = Fma(b, ef, f(kLn2High), b.CreateFAdd(fr, t));
-  // Outside the normal positive numbers (0, subnormals, negatives, inf,
-  // NaN): the library.
-  llvm::Value* ok = b.CreateAnd(b.CreateFCmpOGE(x, f(1.17549435082228750797e-38)),
-                                b.CreateFCmpOLT(x, f(INFINITY)));
-  return FastOrLibrary(b, fast, ok, "log", fallback);
+  return fn == sem::CallFn::Erf || ((fn == sem::CallFn::Pow || fn == sem::CallFn::Exp) && width > 1);
 }
 
 llvm::Value* InlineExp(llvm::IRBuilder<>& b, llvm::Value* x, const std::function<llvm::Value*()>& fallback) {

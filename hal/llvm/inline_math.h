@@ -1,11 +1,11 @@
 // Inline math for the llvm:cpu backend: f32 builtins that Tilec emits as
 // LLVM IR instead of calling libmvec (vector_math.h), where libmvec's variant
-// is what bounds a kernel: erf, pow, exp and log (below; softmax 1024² 0.26–0.32
+// is what bounds a kernel: erf, pow and exp (below; softmax 1024² 0.26–0.32
 // -> 0.18 ms and sigmoid 8M 1.71 -> 1.26–1.35 ms with the inline exp).
 //
 //   - erf: two polynomials chosen per lane, no division (x·P(x²) below 1,
 //     1 − C(|x| − m) up to 3.92, then ±1). Coefficients from
-//     scripts/fit_inline_math.py, which also measures the f32 evaluation: at most
+//     scripts/fit_erf.py, which also measures the f32 evaluation: at most
 //     2 ULP against the correctly rounded erf. GELU (erf form) on 1024×3072
 //     floats: 1.13 ms with libmvec's erff (10 ns per 16 lanes here), 0.80 ms
 //     inline, as fast as its memory traffic allows.
@@ -47,12 +47,6 @@ llvm::Value* InlineErf(llvm::IRBuilder<>& b, llvm::Value* x);
 // |x| < 87; a vector with any other lane (overflow, underflow to subnormals
 // or 0, ±inf, NaN) takes `fallback()`, the library call.
 llvm::Value* InlineExp(llvm::IRBuilder<>& b, llvm::Value* x, const std::function<llvm::Value*()>& fallback);
-
-// log(x) for float vectors: x = 2^e·m, log1p(m − 1) by a fitted polynomial
-// (scripts/fit_inline_math.py), e·ln 2 in two parts; within 1 ULP
-// measured. Only for normal positive x; a vector with 0, a subnormal, a
-// negative, ±inf or NaN takes `fallback()`.
-llvm::Value* InlineLog(llvm::IRBuilder<>& b, llvm::Value* x, const std::function<llvm::Value*()>& fallback);
 
 // pow(x, y) for float vectors; `fallback()` emits the library call on the
 // same arguments, run only when some lane is outside the fast path. Leaves

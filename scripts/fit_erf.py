@@ -1,7 +1,7 @@
 #!/usr/bin/env python3
-"""Fits the coefficients of Tilec's inline f32 erf and log (hal/llvm/inline_math.cc).
+"""Fits the coefficients of Tilec's inline f32 erf (hal/llvm/inline_math.cc).
 
-    /usr/bin/python3 scripts/fit_inline_math.py   # prints the C++ tables and the measured errors
+    /usr/bin/python3 scripts/fit_erf.py      # prints the C++ tables and the measured error
 
 erf(x) for f32 in two pieces, both polynomials (no division), chosen per lane:
   |x| <  1:  erf(x) = x * P(x^2)                 P of degree 6, fitted for relative error
@@ -12,12 +12,6 @@ and erf(-x) = -erf(x). The fits are iteratively reweighted least squares
 math.erf; the script then evaluates the f32 arithmetic the JIT emits (FMA
 Horner steps, rounded to f32 at each step) on 500,000 inputs and prints the
 largest error in ULPs against math.erf rounded to f32.
-
-log(x) for normal positive f32: x = 2^e·m with m in [√½, √2), f = m − 1, and
-  log(x) = f − f²/2 + f³·Q(f) + e·ln 2     Q of degree 7, fitted for the
-relative error of log1p(f) on [√½ − 1, √2 − 1]; ln 2 is split in a high part
-of 9 bits (e·high exact) and the rest, added to the small terms first. The
-f32 evaluation is measured on 600,000 inputs across the whole normal range.
 """
 import math
 
@@ -87,35 +81,6 @@ def ulps(a, b):
     return np.abs(ordered(a) - ordered(b))
 
 
-LOG_DEGREE = 7
-LN2_HI, LN2_LO = 0.693359375, -2.12194440e-4  # 355/512 and the rest of ln 2
-
-
-def fit_log():
-    lo, hi = math.sqrt(0.5) - 1, math.sqrt(2) - 1
-    f = np.linspace(lo, hi, 8000)
-    f = f[np.abs(f) > 1e-6]
-    log1p = np.array([math.log1p(v) for v in f])
-    target = log1p - f + f * f / 2
-    design = np.vstack([f ** (k + 3) for k in range(LOG_DEGREE + 1)]).T
-    return lawson(design, target, lambda w: w / np.abs(log1p))  # relative to log1p
-
-
-def log32(q, x):
-    """The f32 steps inline_math.cc emits (normal positive x)."""
-    bits = x.view(np.int32).astype(np.int64)
-    e = (bits >> 23) - 127
-    m = ((bits & 0x7FFFFF) | 0x3F800000).astype(np.int32).view(F32)
-    high = m > F32(math.sqrt(2))
-    m = np.where(high, m * F32(0.5), m).astype(F32)
-    e = (e + high).astype(F32)
-    f = (m - F32(1)).astype(F32)
-    f2 = (f * f).astype(F32)
-    t = fma((f2 * f).astype(F32), horner(q, f), (F32(-0.5) * f2).astype(F32))
-    t = fma(e, F32(LN2_LO), t)
-    return fma(e, F32(LN2_HI), (f + t).astype(F32))
-
-
 def main():
     p, small_err = fit_small()
     c, big_err, mid = fit_big()
@@ -129,14 +94,6 @@ def main():
     print("constexpr float kErfSmall[] = {" + ", ".join(f"{float(F32(v))!r}f" for v in p) + "};")
     print("constexpr float kErfcBig[] = {" + ", ".join(f"{float(F32(v))!r}f" for v in c) + "};")
     print(f"constexpr float kErfcBigMiddle = {float(F32(mid))!r}f;")
-    q, log_err = fit_log()
-    xs = np.concatenate([10.0 ** rng.uniform(-37.9, 38.4, 300000), rng.uniform(0.5, 2, 200000),
-                         rng.uniform(0.99, 1.01, 100000)]).astype(F32)
-    ref = np.array([math.log(float(v)) for v in xs], dtype=F32)
-    u = ulps(log32(q, xs), ref)
-    print(f"// log: fit relative {log_err:.1e}; f32 evaluation, {len(xs)} inputs: max {u.max()} ULP "
-          f"(at x = {xs[u.argmax()]}), mean {u.mean():.3f}")
-    print("constexpr float kLog1pCubic[] = {" + ", ".join(f"{float(F32(v))!r}f" for v in q) + "};")
 
 
 if __name__ == "__main__":
