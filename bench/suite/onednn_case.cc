@@ -93,6 +93,26 @@ dnnl::primitive_attr PostOp(const std::string& alg) {
   return attr;
 }
 
+// oneDNN's plain (row-major) tag for `rank` dimensions.
+Tag PlainTag(size_t rank) {
+  static const Tag kTags[] = {Tag::a, Tag::ab, Tag::abc, Tag::abcd};
+  TILEC_CHECK(rank >= 1 && rank <= 4, "bench_onednn: {} dimensions", rank);
+  return kTags[rank - 1];
+}
+
+// The runner of primitive `pd` that reads the data input `x`, laid out as
+// `src`, and writes `dst`; other arguments (scale, shift, …) are in s->args
+// already.
+template <typename Primitive, typename Pd>
+Runner SrcToDst(std::shared_ptr<State> s, const Pd& pd, const memory::desc& src, const lang::Tensor& x,
+                const memory::desc& dst, const char* name) {
+  s->primitive = Primitive(pd);
+  s->args[DNNL_ARG_SRC] = Place(*s, src, src, x);
+  s->args[DNNL_ARG_DST] = memory(dst, s->engine);
+  s->output_user = dst;
+  return MakeRunner(std::move(s), name, pd.impl_info_str());
+}
+
 // Convolution over NHWC data; the weights in oneDNN's choice (`any`).
 Runner Conv(const Params& p, const Inputs& in) {
   auto s = std::make_shared<State>();
@@ -143,15 +163,10 @@ Runner Matmul(const Params& p, const Inputs& in) {
 Runner Reduce(const Params& p, const Inputs& in) {
   auto s = std::make_shared<State>();
   memory::dims src = Dims(Get(p, "src")), dst = Dims(Get(p, "dst"));
-  Tag plain = src.size() == 2 ? Tag::ab : src.size() == 3 ? Tag::abc : Tag::abcd;
-  memory::desc src_md(src, Dt::f32, plain), dst_md(dst, Dt::f32, plain);
+  memory::desc src_md(src, Dt::f32, PlainTag(src.size())), dst_md(dst, Dt::f32, PlainTag(dst.size()));
   Alg alg = Get(p, "alg", "sum") == "mean" ? Alg::reduction_mean : Alg::reduction_sum;
   dnnl::reduction::primitive_desc pd(dnnl::reduction::desc(alg, src_md, dst_md, 0.0f, 0.0f), s->engine);
-  s->primitive = dnnl::reduction(pd);
-  s->args[DNNL_ARG_SRC] = Place(*s, src_md, src_md, Input(in, Get(p, "x", "X")));
-  s->args[DNNL_ARG_DST] = memory(dst_md, s->engine);
-  s->output_user = dst_md;
-  return MakeRunner(s, "onednn reduction", pd.impl_info_str());
+  return SrcToDst<dnnl::reduction>(s, pd, src_md, Input(in, Get(p, "x", "X")), dst_md, "onednn reduction");
 }
 
 Runner Pool(const Params& p, const Inputs& in) {
@@ -164,30 +179,18 @@ Runner Pool(const Params& p, const Inputs& in) {
   dnnl::pooling_forward::desc desc(prop_kind::forward_inference, alg, src_md, dst_md, {stride, stride}, {k, k},
                                    {0, 0}, {pad_r, pad_r});
   dnnl::pooling_forward::primitive_desc pd(desc, s->engine);
-  s->primitive = dnnl::pooling_forward(pd);
-  s->args[DNNL_ARG_SRC] = Place(*s, src_md, src_md, Input(in, "I"));
-  s->args[DNNL_ARG_DST] = memory(dst_md, s->engine);
-  s->output_user = dst_md;
-  return MakeRunner(s, "onednn pooling", pd.impl_info_str());
+  return SrcToDst<dnnl::pooling_forward>(s, pd, src_md, Input(in, "I"), dst_md, "onednn pooling");
 }
 
 Runner Softmax(const Params& p, const Inputs& in) {
   auto s = std::make_shared<State>();
   memory::desc md({Int(p, "m"), Int(p, "n")}, Dt::f32, Tag::ab);
-  const char* impl = nullptr;
   if (Int(p, "log", 0)) {
     dnnl::logsoftmax_forward::primitive_desc pd({prop_kind::forward_inference, md, 1}, s->engine);
-    s->primitive = dnnl::logsoftmax_forward(pd);
-    impl = pd.impl_info_str();
-  } else {
-    dnnl::softmax_forward::primitive_desc pd({prop_kind::forward_inference, md, 1}, s->engine);
-    s->primitive = dnnl::softmax_forward(pd);
-    impl = pd.impl_info_str();
+    return SrcToDst<dnnl::logsoftmax_forward>(s, pd, md, Input(in, "X"), md, "onednn log-softmax");
   }
-  s->args[DNNL_ARG_SRC] = Place(*s, md, md, Input(in, "X"));
-  s->args[DNNL_ARG_DST] = memory(md, s->engine);
-  s->output_user = md;
-  return MakeRunner(s, "onednn softmax", impl);
+  dnnl::softmax_forward::primitive_desc pd({prop_kind::forward_inference, md, 1}, s->engine);
+  return SrcToDst<dnnl::softmax_forward>(s, pd, md, Input(in, "X"), md, "onednn softmax");
 }
 
 // A per-channel vector (scale, shift, mean, variance) as oneDNN's 1-D `a`.
@@ -204,13 +207,9 @@ Runner LayerNorm(const Params& p, const Inputs& in) {
   dnnl::layer_normalization_forward::desc desc(prop_kind::forward_inference, md,
                                                std::stof(Get(p, "eps")), flags);
   dnnl::layer_normalization_forward::primitive_desc pd(desc, s->engine);
-  s->primitive = dnnl::layer_normalization_forward(pd);
-  s->args[DNNL_ARG_SRC] = Place(*s, md, md, Input(in, "X"));
   s->args[DNNL_ARG_SCALE] = Vector(*s, in, "Gamma", n);
   s->args[DNNL_ARG_SHIFT] = Vector(*s, in, "Beta", n);
-  s->args[DNNL_ARG_DST] = memory(md, s->engine);
-  s->output_user = md;
-  return MakeRunner(s, "onednn layer norm", pd.impl_info_str());
+  return SrcToDst<dnnl::layer_normalization_forward>(s, pd, md, Input(in, "X"), md, "onednn layer norm");
 }
 
 Runner BatchNorm(const Params& p, const Inputs& in) {
@@ -222,15 +221,11 @@ Runner BatchNorm(const Params& p, const Inputs& in) {
   dnnl::batch_normalization_forward::desc desc(prop_kind::forward_inference, md,
                                                std::stof(Get(p, "eps")), flags);
   dnnl::batch_normalization_forward::primitive_desc pd(desc, s->engine);
-  s->primitive = dnnl::batch_normalization_forward(pd);
-  s->args[DNNL_ARG_SRC] = Place(*s, md, md, Input(in, "X"));
   s->args[DNNL_ARG_MEAN] = Vector(*s, in, "Mean", c);
   s->args[DNNL_ARG_VARIANCE] = Vector(*s, in, "Var", c);
   s->args[DNNL_ARG_SCALE] = Vector(*s, in, "Gamma", c);
   s->args[DNNL_ARG_SHIFT] = Vector(*s, in, "Beta", c);
-  s->args[DNNL_ARG_DST] = memory(md, s->engine);
-  s->output_user = md;
-  return MakeRunner(s, "onednn batch norm", pd.impl_info_str());
+  return SrcToDst<dnnl::batch_normalization_forward>(s, pd, md, Input(in, "X"), md, "onednn batch norm");
 }
 
 // A transpose or permutation: the input seen through `strides` as the
@@ -239,8 +234,7 @@ Runner Reorder(const Params& p, const Inputs& in) {
   auto s = std::make_shared<State>();
   memory::dims dims = Dims(Get(p, "dims")), strides = Dims(Get(p, "strides"));
   memory::desc src_md(dims, Dt::f32, strides);
-  Tag plain = dims.size() == 2 ? Tag::ab : dims.size() == 3 ? Tag::abc : Tag::abcd;
-  memory::desc dst_md(dims, Dt::f32, plain);
+  memory::desc dst_md(dims, Dt::f32, PlainTag(dims.size()));
   const lang::Tensor& x = Input(in, Get(p, "x", "X"));
   TILEC_CHECK(src_md.get_size() == x.bytes(), "bench_onednn: reorder strides do not cover the input");
   memory src(src_md, s->engine), dst(dst_md, s->engine);
@@ -259,11 +253,7 @@ Runner Eltwise(const Params& p, const Inputs& in) {
   memory::desc md({Int(p, "count")}, Dt::f32, Tag::a);
   dnnl::eltwise_forward::primitive_desc pd(
       {prop_kind::forward_inference, EltwiseAlg(Get(p, "alg")), md, 0.0f, 0.0f}, s->engine);
-  s->primitive = dnnl::eltwise_forward(pd);
-  s->args[DNNL_ARG_SRC] = Place(*s, md, md, Input(in, "X"));
-  s->args[DNNL_ARG_DST] = memory(md, s->engine);
-  s->output_user = md;
-  return MakeRunner(s, "onednn eltwise", pd.impl_info_str());
+  return SrcToDst<dnnl::eltwise_forward>(s, pd, md, Input(in, "X"), md, "onednn eltwise");
 }
 
 Runner BiasEltwise(const Params& p, const Inputs& in) {
