@@ -204,29 +204,11 @@ bool VecGen::Plan() {
       }
       if (padded < best_padded) best = b, best_padded = padded;
     }
-    // A block that divides the range exactly, one or two rows more than the
-    // budget (every register but the broadcast's, which the FMAs then read
-    // from memory), beats a padded one: 14 rows in 2 blocks of 7 instead of
-    // 3 shifted blocks of 5 (conv 3x3 on 14x14x256: 0.73 -> 0.68 ms). LLVM
-    // keeps the broadcast in a register all the same, so one accumulator
-    // spills around the innermost reduction loop: only worth it when that
-    // loop is long (256 channels), not over 3 input channels (conv 7x7/2 on
-    // 224x224x3: 7 rows 1.4-1.9 ms, 6 rows 1.2-1.35 ms on a Zen 4).
-    if (contraction_ && rows_ == 0 && range_p % best != 0 &&
-        InnermostReductionRange() >= kTightBlockMinInnerLoop) {
-      int64_t tight = std::min((regs - (reserve - 2)) / nv_, range_p);
-      for (int64_t b = tight; b > budget; --b)
-        if (range_p % b == 0) {
-          best = b;
-          break;
-        }
-    }
-    pb_ = static_cast<int>(best);
-    pblocks_ = (range_p + pb_ - 1) / pb_;
-    // A tail of p costs a guarded slow path in its whole block (a third of
-    // the work of a 14x14 convolution in blocks of 5); recomputing a few
-    // rows of the previous block costs less.
-    p_shift_ = range_p % pb_ != 0 && PShiftAllowed();
+    SetRows(best);
+    // A block that divides p's range exactly and is larger than the budget
+    // (TakeExactBlock, once the innermost reduction is known) up to this.
+    exact_rows_max_ = contraction_ && rows_ == 0 ? std::min((regs - (reserve - 2)) / nv_, range_p) : 0;
+    exact_rows_min_ = budget + 1;
   }
   for (int i : outs)
     if (i != p_) grid_.push_back(i);  // fastest first
@@ -297,6 +279,7 @@ bool VecGen::Plan() {
     }
   }
   reductions_ = sorted;
+  TakeExactBlock();
   // A work item's panel of vector inputs (over all reductions) that is big
   // next to L2 (3x3 convolutions with many channels: 576 KB per 64 output
   // channels at 256 inputs) is reused by the whole grid before the next
@@ -424,23 +407,32 @@ bool VecGen::Constrained(int i) const {
   return false;
 }
 
-int64_t VecGen::InnermostReductionRange() const {
-  // Reductions go unconstrained ones innermost, by decreasing input stride
-  // (Plan); this is the one with the smallest stride among them.
-  const std::vector<int64_t>& out_strides = flat_.output().strides;
-  int best = -1;
-  int64_t best_stride = INT64_MAX;
-  bool best_free = false;
-  for (int i = 0; i < flat_.num_indices(); ++i) {
-    if (out_strides[i] != 0 || flat_.indices[i].range < 2) continue;
-    bool free = true;
-    for (const FlatConstraint& c : flat_.constraints) free = free && c.lhs[i] == 0;
-    int64_t stride = 0;
-    for (int a = 1; a <= flat_.num_inputs; ++a) stride = std::max(stride, Abs(flat_.accesses[a].strides[i]));
-    bool better = best < 0 || (free && !best_free) || (free == best_free && stride < best_stride);
-    if (better) best = i, best_stride = stride, best_free = free;
-  }
-  return best < 0 ? INT64_MAX : flat_.indices[best].range;
+void VecGen::SetRows(int64_t rows) {
+  int64_t range_p = flat_.indices[p_].range;
+  pb_ = static_cast<int>(rows);
+  pblocks_ = (range_p + pb_ - 1) / pb_;
+  // A tail of p costs a guarded slow path in its whole block (a third of
+  // the work of a 14x14 convolution in blocks of 5); recomputing a few
+  // rows of the previous block costs less.
+  p_shift_ = range_p % pb_ != 0 && PShiftAllowed();
+}
+
+void VecGen::TakeExactBlock() {
+  // A block that divides the range exactly, one or two rows more than the
+  // budget (every register but the broadcast's, which the FMAs then read
+  // from memory), beats a padded one: 14 rows in 2 blocks of 7 instead of
+  // 3 shifted blocks of 5 (conv 3x3 on 14x14x256: 0.73 -> 0.68 ms). LLVM
+  // keeps the broadcast in a register all the same, so one accumulator
+  // spills around the innermost reduction loop: only worth it when that
+  // loop is long (256 channels), not over 3 input channels (conv 7x7/2 on
+  // 224x224x3: 7 rows 1.4-1.9 ms, 6 rows 1.2-1.35 ms on a Zen 4). Without
+  // a reduction there is no loop to spill around.
+  if (p_ < 0 || exact_rows_max_ < exact_rows_min_) return;
+  int64_t range_p = flat_.indices[p_].range;
+  if (range_p % pb_ == 0) return;
+  if (!reductions_.empty() && flat_.indices[reductions_.back()].range < kTightBlockMinInnerLoop) return;
+  for (int64_t b = exact_rows_max_; b >= exact_rows_min_; --b)
+    if (range_p % b == 0) return SetRows(b);
 }
 
 bool VecGen::ConstrainedAlongP(int i) const {

@@ -80,9 +80,13 @@ class VecGen {
   // share a constraint with v.
   bool ConstrainedAlongP(int i) const;
 
-  // The range of the reduction loop that will be innermost (INT64_MAX if
-  // there is none: nothing to spill around).
-  int64_t InnermostReductionRange() const;
+  // PB rows per block along p, and what follows from them (blocks, the
+  // last one shifted back).
+  void SetRows(int64_t rows);
+  // With the reductions ordered: a block of up to two rows over the budget
+  // that divides p's range exactly, when the innermost reduction loop is
+  // long enough (exact_rows_min_ .. exact_rows_max_, set by Plan).
+  void TakeExactBlock();
   // The block one register larger than the budget needs an inner loop at
   // least this long to pay for the accumulator it spills around it.
   static constexpr int64_t kTightBlockMinInnerLoop = 16;
@@ -256,6 +260,7 @@ class VecGen {
   int v_ = -1, w_ = 1, nv_ = 1;
   int p_ = -1, pb_ = 1;
   bool p_shift_ = false;  // the last p block starts at range - PB (no p tail)
+  int64_t exact_rows_min_ = 0, exact_rows_max_ = 0;  // TakeExactBlock's candidates
   int q_ = -1;  // the vectors step along q, not v (PlanVectorsAlongQ)
   int64_t vblocks_ = 1, pblocks_ = 1, grid_items_ = 1;
   std::vector<int> grid_, reductions_;
