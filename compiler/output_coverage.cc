@@ -98,8 +98,9 @@ bool EveryOutputReached(const FlatContraction& flat) {
     return c;
   };
   for (size_t i = 0; i < n; ++i) {
+    if (out[i] != 0) continue;
     size_t first = nc;
-    for (size_t c = 0; c < nc && out[i] == 0; ++c) {
+    for (size_t c = 0; c < nc; ++c) {
       if (flat.constraints[c].lhs[i] == 0) continue;
       if (first == nc) first = c;
       group[find(c)] = find(first);

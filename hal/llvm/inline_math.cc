@@ -1,4 +1,4 @@
-// Inline math (inline_math.h): erf and pow on f32 as LLVM IR.
+// Inline math (inline_math.h): erf, pow and exp on f32 as LLVM IR, and the IfThen block helper.
 #include "hal/llvm/inline_math.h"
 
 #include <llvm/IR/Intrinsics.h>
