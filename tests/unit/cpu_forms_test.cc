@@ -240,6 +240,37 @@ TEST_P(CpuForms, Transposes) {
       << plans;
 }
 
+// Two rules for short reductions (gen_vector.h): the block one register
+// over the budget that divides the rows exactly only over an innermost
+// reduction of 16 steps or more (over 3 input channels its spilled
+// accumulator costs more than it saves), and reduction chunks only of 48
+// steps or more (5x5 over 32 channels: chunks of 32 steps, not worth
+// moving the accumulators; 3x3 over 64: chunks of 64 steps stay).
+TEST_P(CpuForms, ShortReductionsKeepTheirBlocksAndChunksSmall) {
+  const char* strided = R"(function (D[N, H, W, CI], K[KH, KW, CI, CO]) -> (O) {
+  O[n, x, y, co : N, (H + 1) / 2, (W + 1) / 2, CO] = +(D[n, 2 * x + i - 3, 2 * y + j - 3, ci] * K[i, j, ci, co]);
+})";
+  const char* same = R"(function (D[N, H, W, CI], K[KH, KW, CI, CO]) -> (O) {
+  O[n, x, y, co : N, H, W, CO] = +(D[n, x + i - (KH - 1) / 2, y + j - (KW - 1) / 2, ci] * K[i, j, ci, co]);
+})";
+  struct Conv {
+    const char* source;
+    int64_t hw, ci, k;
+    const char* plan;  // on llvm (32 vector registers)
+    bool chunks;
+  };
+  for (const Conv& c : {Conv{strided, 28, 3, 7, "block of 5 along y (the last block shifted back)", false},
+                        Conv{strided, 28, 16, 7, "block of 7 along y", false},
+                        Conv{same, 14, 32, 5, "block of 7 along y", false},
+                        Conv{same, 14, 64, 3, "block of 7 along y", true}}) {
+    std::string name = fmt::format("{}x{} conv over {} channels", c.k, c.k, c.ci);
+    std::string plans = Check({c.source, {{"D", F32({1, c.hw, c.hw, c.ci})}, {"K", F32({c.k, c.k, c.ci, 64})}}}, name);
+    if (GetParam() != "llvm") continue;
+    EXPECT_NE(plans.find(c.plan), std::string::npos) << name << "\n" << plans;
+    EXPECT_EQ(plans.find("Reduction chunks") != std::string::npos, c.chunks) << name << "\n" << plans;
+  }
+}
+
 // Max, min and product over pooling windows whose padding taps are
 // constraints: every output keeps a tap inside the image
 // (EveryOutputReached), so they take the vector form from the identity
