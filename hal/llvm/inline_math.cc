@@ -7,6 +7,9 @@
 #include <fmt/format.h>
 
 #include <cmath>
+#include <iterator>
+#include <limits>
+#include <utility>
 #include <vector>
 
 namespace tilec::hal::cpu {
@@ -28,8 +31,10 @@ constexpr float kErfcBigMiddle = 2.4600000381469727f;
 constexpr float kErfSplit = 1.0f;
 constexpr float kErfOne = 3.92f;  // erfc(3.92) < 2^-25: erf rounds to ±1 from here
 
-// pow's fast path bound: |y·log2 x| below it keeps the f32 result normal.
+// pow's f64 tier bound: |y·log2 x| below it keeps the f32 result normal.
 constexpr double kPowExponentLimit = 126.0;
+// pow's f32 tier bound on |y·log2 m| (PowInF32).
+constexpr float kPowF32ProductLimit = 8.0f;
 
 llvm::Value* Fma(llvm::IRBuilder<>& b, llvm::Value* x, llvm::Value* y, llvm::Value* z) {
   return b.CreateIntrinsic(llvm::Intrinsic::fma, {x->getType()}, {x, y, z});
@@ -59,17 +64,22 @@ std::vector<double> Log2SeriesCoefficients() {
   return c;
 }
 
-// Σ (s·r)^k / k!, k = 0 .. 7, the Taylor polynomial of e^(s·r) in f32:
-// 2^f (s = ln 2, |f| ≤ ½) and e^r (s = 1, |r| ≤ ln(2)/2) both leave a
-// relative error below 2^-28, under the f32 evaluation's own rounding.
-std::vector<float> ExpTaylor(double s) {
-  std::vector<float> c;
-  double term = 1;
-  for (int k = 0; k <= 7; ++k) {
-    c.push_back(static_cast<float>(term));
-    term *= s / (k + 1);
-  }
-  return c;
+// scripts/fit_exp_log.py: e^r = 1 + r·E(r) for |r| ≤ ln(2)/2 and
+// 2^f = 1 + f·X(f) for |f| ≤ ½ (relative error 2^-29 each; the constant 1
+// makes e^0 and 2^0 exact), and the tail of log2 m = c0·s + s³·T(s²) for
+// s² ≤ 0.0295 (relative error 2^-30 of log2 m).
+constexpr float kExpR[] = {1.0f, 0.4999999403953552f, 0.16666431725025177f, 0.04166800156235695f,
+                           0.008374137803912163f, 0.001384355709888041f};
+constexpr float kExp2F[] = {0.6931471824645996f, 0.24022647738456726f, 0.055503323674201965f,
+                            0.009618437848985195f, 0.0013398845912888646f, 0.0001535325573058799f};
+constexpr float kLog2Tail[] = {0.9617982506752014f, 0.5767547488212585f, 0.4309382140636444f};
+
+// 1 + v·P(v), P's coefficients `c`.
+llvm::Value* OnePlus(llvm::IRBuilder<>& b, const float* c, size_t n, llvm::Value* v) {
+  return Fma(b, v, Horner(b, std::vector<float>(c, c + n), v), llvm::ConstantFP::get(v->getType(), 1.0));
+}
+llvm::Value* Exp2OfFraction(llvm::IRBuilder<>& b, llvm::Value* f) {
+  return OnePlus(b, kExp2F, std::size(kExp2F), f);
 }
 
 // exp's fast path bound: |x| below it keeps 2^n a normal f32 (n ≤ 126).
@@ -125,7 +135,7 @@ llvm::Value* InlineExp(llvm::IRBuilder<>& b, llvm::Value* x, const std::function
   llvm::Value* n = Unary(b, llvm::Intrinsic::rint, b.CreateFMul(x, f(1.4426950408889634)));
   llvm::Value* r = Fma(b, n, f(-0.693145751953125), x);
   r = Fma(b, n, f(-1.4286068203094172e-06), r);
-  llvm::Value* fast = b.CreateFMul(Horner(b, ExpTaylor(1.0), r), Exp2OfInteger(b, n, fty));
+  llvm::Value* fast = b.CreateFMul(OnePlus(b, kExpR, std::size(kExpR), r), Exp2OfInteger(b, n, fty));
   // Outside |x| < 87 (and NaN, which compares false): the library.
   llvm::Value* ok = b.CreateFCmpOLT(Unary(b, llvm::Intrinsic::fabs, x), f(kExpArgumentLimit));
   return FastOrLibrary(b, fast, ok, "exp", fallback);
@@ -148,8 +158,70 @@ llvm::Value* InlineErf(llvm::IRBuilder<>& b, llvm::Value* x) {
   return b.CreateSelect(b.CreateFCmpUNO(x, x), x, r);
 }
 
-llvm::Value* InlinePow(llvm::IRBuilder<>& b, llvm::Value* x, llvm::Value* y,
-                       const std::function<llvm::Value*()>& fallback) {
+namespace {
+
+// pow's first tier, all in f32 lanes (16 to a zmm register, no division in
+// f64): x = 2^k·m with m in [√½, √2) from the bits; log2 m = c0·s + s³·T(s²),
+// s = (m − 1)/(m + 1), where s and c0·s are carried as f32 pairs (hi + lo:
+// Fast2Sum for m + 1, FMA residuals for the quotient and the products) and
+// only the tail T, at most 1% of the whole, is plain f32; y·k and y·log2 m
+// are split likewise, so the fraction f = y·log2 x − n reaches 2^f with an
+// error near 2^-24 while |y·log2 m| ≤ 8 (the tail's 2^-30 times 8).
+// Returns the value and the lanes it holds for: x normal and finite, y
+// finite, |y·log2 m| ≤ 8 and |n| ≤ 125 (a normal result). 2^f and T are
+// scripts/fit_exp_log.py's.
+std::pair<llvm::Value*, llvm::Value*> PowInF32(llvm::IRBuilder<>& b, llvm::Value* x, llvm::Value* y) {
+  llvm::Type* fty = x->getType();
+  unsigned lanes = llvm::cast<llvm::FixedVectorType>(fty)->getNumElements();
+  llvm::Type* ity = llvm::FixedVectorType::get(b.getInt32Ty(), lanes);
+  auto f = [&](double v) { return llvm::ConstantFP::get(fty, v); };
+  auto i = [&](uint32_t v) { return llvm::ConstantInt::get(ity, v); };
+
+  llvm::Value* ix = b.CreateBitCast(x, ity);
+  llvm::Value* k = b.CreateAShr(b.CreateSub(ix, i(0x3F3504F3u)), i(23));  // 0x3F3504F3: √½
+  llvm::Value* m = b.CreateBitCast(b.CreateSub(ix, b.CreateShl(k, i(23))), fty);
+  llvm::Value* u = b.CreateFSub(m, f(1.0));  // exact (Sterbenz)
+  llvm::Value* v = b.CreateFAdd(f(1.0), m);  // Fast2Sum: 1 has the larger exponent
+  llvm::Value* v_lo = b.CreateFSub(m, b.CreateFSub(v, f(1.0)));
+  llvm::Value* rcp = b.CreateFDiv(f(1.0), v);
+  llvm::Value* s = b.CreateFMul(u, rcp);
+  llvm::Value* res = Fma(b, b.CreateFNeg(s), v, u);  // u − s·v, exact
+  res = Fma(b, b.CreateFNeg(s), v_lo, res);
+  llvm::Value* s_lo = b.CreateFMul(res, rcp);
+  llvm::Value* s2 = b.CreateFMul(s, s);
+  std::vector<float> tail_c(std::begin(kLog2Tail), std::end(kLog2Tail));
+  llvm::Value* tail = b.CreateFMul(b.CreateFMul(s, s2), Horner(b, tail_c, s2));
+  const double c0 = 2.0 / std::log(2.0);
+  const float c0_hi = static_cast<float>(c0), c0_lo = static_cast<float>(c0 - c0_hi);
+  llvm::Value* l_hi = b.CreateFMul(f(c0_hi), s);
+  llvm::Value* l_lo = Fma(b, f(c0_hi), s, b.CreateFNeg(l_hi));
+  l_lo = b.CreateFAdd(l_lo, Fma(b, f(c0_lo), s, b.CreateFMul(f(c0_hi), s_lo)));
+  l_lo = b.CreateFAdd(l_lo, tail);
+
+  llvm::Value* kf = b.CreateSIToFP(k, fty);
+  llvm::Value* a = b.CreateFMul(y, kf);
+  llvm::Value* a_lo = Fma(b, y, kf, b.CreateFNeg(a));
+  llvm::Value* t = b.CreateFMul(y, l_hi);
+  llvm::Value* t_lo = Fma(b, y, l_lo, Fma(b, y, l_hi, b.CreateFNeg(t)));
+  // n from the whole of y·log2 m: t_lo holds the tail T, up to 1% of t.
+  llvm::Value* n = Unary(b, llvm::Intrinsic::rint, b.CreateFAdd(a, b.CreateFAdd(t, t_lo)));
+  llvm::Value* frac = b.CreateFAdd(b.CreateFAdd(b.CreateFSub(a, n), t), b.CreateFAdd(t_lo, a_lo));
+  llvm::Value* value = b.CreateFMul(Exp2OfFraction(b, frac), Exp2OfInteger(b, n, fty));
+
+  auto abs = [&](llvm::Value* w) { return Unary(b, llvm::Intrinsic::fabs, w); };
+  llvm::Value* ok = b.CreateAnd(b.CreateFCmpOGE(x, f(std::numeric_limits<float>::min())),
+                                b.CreateFCmpOLT(x, f(INFINITY)));
+  // y = ±∞ or NaN makes t ±∞ or NaN (∞·0 at x = 1): this test fails too.
+  ok = b.CreateAnd(ok, b.CreateFCmpOLE(abs(t), f(kPowF32ProductLimit)));
+  ok = b.CreateAnd(ok, b.CreateFCmpOLE(abs(n), f(125.0)));
+  return {value, ok};
+}
+
+// pow's second tier: log2 x in f64 (the atanh series of the mantissa: every
+// f32, subnormals too, is a normal f64), y·log2 x in f64 and 2^z in f32;
+// lanes outside it take the library (`fallback`).
+llvm::Value* PowInF64(llvm::IRBuilder<>& b, llvm::Value* x, llvm::Value* y,
+                      const std::function<llvm::Value*()>& fallback) {
   auto* fty = llvm::cast<llvm::FixedVectorType>(x->getType());
   unsigned lanes = fty->getNumElements();
   llvm::Type* dty = llvm::FixedVectorType::get(b.getDoubleTy(), lanes);
@@ -176,7 +248,7 @@ llvm::Value* InlinePow(llvm::IRBuilder<>& b, llvm::Value* x, llvm::Value* y,
   // rounding (|·| ≤ ½) moves 2^(z − n) by at most 2^-25.5 of itself, so the
   // polynomial and the scaling run in f32, 16 lanes to a zmm register.
   llvm::Value* n = Unary(b, llvm::Intrinsic::rint, z);
-  llvm::Value* p = Horner(b, ExpTaylor(std::log(2.0)), b.CreateFPTrunc(b.CreateFSub(z, n), fty));
+  llvm::Value* p = Exp2OfFraction(b, b.CreateFPTrunc(b.CreateFSub(z, n), fty));
   llvm::Value* fast = b.CreateFMul(p, Exp2OfInteger(b, n, fty));
 
   // Lanes outside the fast path (NaN compares false): x <= 0 or not finite,
@@ -186,6 +258,16 @@ llvm::Value* InlinePow(llvm::IRBuilder<>& b, llvm::Value* x, llvm::Value* y,
   ok = b.CreateAnd(ok, b.CreateFCmpOLT(Unary(b, llvm::Intrinsic::fabs, y), inf));
   ok = b.CreateAnd(ok, b.CreateFCmpOLT(Unary(b, llvm::Intrinsic::fabs, z), d(kPowExponentLimit)));
   return FastOrLibrary(b, fast, ok, "pow", fallback);
+}
+
+}  // namespace
+
+llvm::Value* InlinePow(llvm::IRBuilder<>& b, llvm::Value* x, llvm::Value* y,
+                       const std::function<llvm::Value*()>& fallback) {
+  auto [fast, ok] = PowInF32(b, x, y);
+  return IfThen(
+      b, b.CreateOrReduce(b.CreateNot(ok)), [&] { return PowInF64(b, x, y, fallback); }, fast, "pow.wide",
+      /*unlikely=*/true);
 }
 
 }  // namespace tilec::hal::cpu

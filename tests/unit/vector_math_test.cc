@@ -146,11 +146,13 @@ TEST(VectorMath, InlineErfPowAndExpOnF32) {
   ir = EmitLLVMText(ModuleOf(MathKernel(CallFn::Pow, DataType::F32, {16}, 32)), avx512);
   EXPECT_EQ(Count(ir, "call <16 x float> @_ZGVeN16vv_powf("), 1u) << ir;
   EXPECT_NE(ir.find("pow.special:"), std::string::npos) << ir;
-  EXPECT_NE(ir.find("fdiv <16 x double>"), std::string::npos) << ir;
+  EXPECT_NE(ir.find("pow.wide.special:"), std::string::npos) << ir;  // the f64 tier's block
+  EXPECT_EQ(Count(ir, "fdiv <16 x float>"), 1u) << ir;               // the f32 tier's 1/(m + 1)
+  EXPECT_EQ(Count(ir, "fdiv <16 x double>"), 1u) << ir;
   ir = EmitLLVMText(ModuleOf(MathKernel(CallFn::Exp, DataType::F32, {16}, 32)), avx512);
   EXPECT_EQ(Count(ir, "call <16 x float> @_ZGVeN16v_expf("), 1u) << ir;
   EXPECT_NE(ir.find("exp.special:"), std::string::npos) << ir;
-  EXPECT_EQ(Count(ir, "call <16 x float> @llvm.fma.v16f32("), 9u) << ir;  // 2 Cody-Waite + 7 Horner
+  EXPECT_EQ(Count(ir, "call <16 x float> @llvm.fma.v16f32("), 8u) << ir;  // 2 Cody-Waite + 6 for 1 + r·E(r)
   ir = EmitLLVMText(ModuleOf(MathKernel(CallFn::Erf, DataType::F64, {8}, 16)), avx512);
   EXPECT_EQ(Count(ir, "call <8 x double> @_ZGVeN8v_erf("), 1u) << ir;
 }
@@ -247,6 +249,34 @@ void CheckExplicitVectors(DataType d) {
 }
 
 TEST(VectorMath, AccuracyF32ExplicitVectors) { CheckExplicitVectors<float>(DataType::F32); }
+
+// Inline f32 pow's two tiers (inline_math.h), each within 2 ULP of the
+// correctly rounded power: bases in [0.5, 4] with |y| ≤ 16 keep
+// |y·log2 m| ≤ 8, the f32 tier; bases in [1.2, 1.4] with y in [35, 240] give
+// |y·log2 m| from 9 to 117, which the f32 tier's error would not keep within
+// 2 ULP, so every vector must take the f64 tier; then both kinds mixed in
+// the same vectors.
+TEST(VectorMath, InlinePowTiersWithin2UlpOfTheRoundedPower) {
+  const size_t n = 30 * 1024;
+  auto check = [&](const std::vector<float>& x, const std::vector<float>& y, const char* what) {
+    std::vector<float> got = RunKernel<float>(CallFn::Pow, DataType::F32, x, y);
+    int64_t worst = 0;
+    size_t at = 0;
+    for (size_t i = 0; i < n; ++i) {
+      auto want = static_cast<float>(std::pow(static_cast<double>(x[i]), static_cast<double>(y[i])));
+      int64_t e = testing::UlpDistance(got[i], want);
+      if (e > worst) worst = e, at = i;
+    }
+    EXPECT_LE(worst, 2) << what << ": pow(" << x[at] << ", " << y[at] << ") = " << got[at];
+    std::printf("pow %s: max %lld ulp\n", what, static_cast<long long>(worst));
+  };
+  std::vector<float> x1 = Uniform<float>(0.5, 4, n, 11), y1 = Uniform<float>(-16, 16, n, 12);
+  check(x1, y1, "f32 tier");
+  std::vector<float> x2 = Uniform<float>(1.2, 1.4, n, 13), y2 = Uniform<float>(35, 240, n, 14);
+  check(x2, y2, "f64 tier");
+  for (size_t i = 0; i < n; i += 7) x1[i] = x2[i], y1[i] = y2[i];
+  check(x1, y1, "mixed");
+}
 
 // Inline f32 pow and erf at the edges: pow's special lanes (zeros, negative
 // bases, infinities, NaN, results that overflow or are subnormal, subnormal
