@@ -1,4 +1,4 @@
-// Inline math (inline_math.h): erf, pow and exp on f32 as LLVM IR, and the IfThen block helper.
+// Inline math (inline_math.h): erf, pow, exp and log on f32 as LLVM IR, and the IfThen block helper.
 #include "hal/llvm/inline_math.h"
 
 #include <llvm/IR/Intrinsics.h>
@@ -124,7 +124,8 @@ llvm::Value* IfThen(llvm::IRBuilder<>& b, llvm::Value* cond, const std::function
 }
 
 bool HasInlineMath(sem::CallFn fn, int width) {
-  return fn == sem::CallFn::Erf || ((fn == sem::CallFn::Pow || fn == sem::CallFn::Exp) && width > 1);
+  return fn == sem::CallFn::Erf ||
+         ((fn == sem::CallFn::Pow || fn == sem::CallFn::Exp || fn == sem::CallFn::Log) && width > 1);
 }
 
 llvm::Value* InlineExp(llvm::IRBuilder<>& b, llvm::Value* x, const std::function<llvm::Value*()>& fallback) {
@@ -139,6 +140,31 @@ llvm::Value* InlineExp(llvm::IRBuilder<>& b, llvm::Value* x, const std::function
   // Outside |x| < 87 (and NaN, which compares false): the library.
   llvm::Value* ok = b.CreateFCmpOLT(Unary(b, llvm::Intrinsic::fabs, x), f(kExpArgumentLimit));
   return FastOrLibrary(b, fast, ok, "exp", fallback);
+}
+
+llvm::Value* InlineLog(llvm::IRBuilder<>& b, llvm::Value* x, const std::function<llvm::Value*()>& fallback) {
+  llvm::Type* fty = x->getType();
+  unsigned lanes = llvm::cast<llvm::FixedVectorType>(fty)->getNumElements();
+  llvm::Type* ity = llvm::FixedVectorType::get(b.getInt32Ty(), lanes);
+  auto f = [&](double v) { return llvm::ConstantFP::get(fty, v); };
+  auto i = [&](uint32_t v) { return llvm::ConstantInt::get(ity, v); };
+  // x = 2^k·(1 + g), 1 + g in [√½, √2) from the bits (g exact); with
+  // s = g/(2 + g), ln(1 + g) = 2·atanh(s) = g − s·(g − s²·Q(s²)), so the
+  // exact g carries the result and the division's rounding only touches the
+  // correction (about g²/2); k·ln 2 in two parts (Cody–Waite, as exp).
+  llvm::Value* ix = b.CreateBitCast(x, ity);
+  llvm::Value* k = b.CreateAShr(b.CreateSub(ix, i(0x3F3504F3u)), i(23));  // 0x3F3504F3: √½
+  llvm::Value* g = b.CreateFSub(b.CreateBitCast(b.CreateSub(ix, b.CreateShl(k, i(23))), fty), f(1.0));
+  llvm::Value* s = b.CreateFDiv(g, b.CreateFAdd(g, f(2.0)));
+  llvm::Value* w = b.CreateFMul(s, s);
+  std::vector<float> q;  // 2/3, 2/5, …, 2/11: the truncation is s^10/13 < 2^-29 of the whole
+  for (int j = 1; j <= 5; ++j) q.push_back(static_cast<float>(2.0 / (2 * j + 1)));
+  llvm::Value* kf = b.CreateSIToFP(k, fty);
+  llvm::Value* corr = Fma(b, s, Fma(b, b.CreateFNeg(w), Horner(b, q, w), g), b.CreateFMul(kf, f(-1.4286068203094172e-06)));
+  llvm::Value* fast = Fma(b, kf, f(0.693145751953125), b.CreateFSub(g, corr));
+  // Outside normal finite x > 0 (0, negatives, subnormals, ∞, NaN): the library.
+  llvm::Value* ok = b.CreateICmpULT(b.CreateSub(ix, i(0x00800000u)), i(0x7F000000u));
+  return FastOrLibrary(b, fast, ok, "log", fallback);
 }
 
 llvm::Value* InlineErf(llvm::IRBuilder<>& b, llvm::Value* x) {

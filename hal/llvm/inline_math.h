@@ -1,6 +1,6 @@
 // Inline math for the llvm:cpu backend: f32 builtins that Tilec emits as
 // LLVM IR instead of calling libmvec (vector_math.h), where libmvec's variant
-// is what bounds a kernel: erf, pow and exp (below; softmax 1024² 0.26–0.32
+// is what bounds a kernel: erf, pow, exp and log (below; softmax 1024² 0.26–0.32
 // -> 0.18 ms and sigmoid 8M 1.71 -> 1.26–1.35 ms with the inline exp).
 //
 //   - erf: two polynomials chosen per lane, no division (x·P(x²) below 1,
@@ -51,6 +51,11 @@ llvm::Value* InlineErf(llvm::IRBuilder<>& b, llvm::Value* x);
 // |x| < 87; a vector with any other lane (overflow, underflow to subnormals
 // or 0, ±inf, NaN) takes `fallback()`, the library call.
 llvm::Value* InlineExp(llvm::IRBuilder<>& b, llvm::Value* x, const std::function<llvm::Value*()>& fallback);
+
+// log(x) for float vectors: ln(1 + g) = g − s·(g − s²·Q(s²)), s = g/(2 + g),
+// plus k·ln 2 (x = 2^k·(1 + g)); within 1 ULP. Only for normal finite
+// x > 0; a vector with any other lane takes `fallback()`.
+llvm::Value* InlineLog(llvm::IRBuilder<>& b, llvm::Value* x, const std::function<llvm::Value*()>& fallback);
 
 // pow(x, y) for float vectors; `fallback()` emits the library call on the
 // same arguments, run only when some lane is outside the fast path. Leaves

@@ -416,6 +416,7 @@ llvm::Value* FunctionLowering::MathCall(CallFn fn, const Type& t, std::vector<ll
   if (!is_double && HasInlineMath(fn, t.width)) {
     out = fn == CallFn::Erf   ? InlineErf(b_, args[0])
           : fn == CallFn::Exp ? InlineExp(b_, args[0], library)
+          : fn == CallFn::Log ? InlineLog(b_, args[0], library)
                               : InlinePow(b_, args[0], args[1], library);
   } else {
     out = library();

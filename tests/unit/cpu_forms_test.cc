@@ -139,6 +139,36 @@ TEST_P(CpuForms, BorderRowsOfSmallImagesAreConstants) {
   }
 }
 
+// An elementwise epilogue of inline math (exp, log: no library call) is
+// emitted operation by operation across its vectors, so their chains sit
+// side by side; one that calls a library (tanh) keeps vector after vector,
+// since a call clobbers every vector register. Sizes with masked tails
+// (1031, 7), against the evaluator on both devices.
+TEST_P(CpuForms, InlineMathEpiloguesInterleaveTheirVectors) {
+  auto device = testing::DeviceFor(GetParam());
+  compiler::CompileOptions o;
+  o.use_local = false;
+  const char* softplus = "function (X[N]) -> (Y) { Y = log(1.0 + exp(X)); }";
+  const char* tanh = "function (X[N]) -> (Y) { Y = tanh(X) + exp(X); }";
+  for (int64_t n : {int64_t{1} << 16, int64_t{1031}, int64_t{7}}) {
+    for (const char* source : {softplus, tanh}) {
+      std::string name = fmt::format("{} over {} on {}", source, n, GetParam());
+      auto program = testing::CheckCase(device, {source, {{"X", F32({n})}}}, o, name);
+      if (GetParam() != "llvm" || n != int64_t{1} << 16) continue;
+      std::string sem = sem::Print(program->compiled().Module());
+      size_t first_exp = sem.find("= exp("), second_exp = sem.find("= exp(", first_exp + 1);
+      ASSERT_NE(second_exp, std::string::npos) << name << "\n" << sem;
+      if (source == softplus) {
+        EXPECT_LT(second_exp, sem.find("= log(")) << name << "\n" << sem;  // exp, exp, ..., log
+      } else {
+        size_t second_tanh = sem.find("= tanh(", sem.find("= tanh(") + 1);
+        ASSERT_NE(second_tanh, std::string::npos) << name << "\n" << sem;
+        EXPECT_LT(first_exp, second_tanh) << name << "\n" << sem;  // tanh, exp, +, tanh, ...
+      }
+    }
+  }
+}
+
 TEST_P(CpuForms, ColumnReductionsInTheVectorForm) {
   // The output index is contiguous: lanes along it (the vector form), every
   // aggregation starting from its identity, masked tails at 333 and 7.

@@ -153,6 +153,10 @@ TEST(VectorMath, InlineErfPowAndExpOnF32) {
   EXPECT_EQ(Count(ir, "call <16 x float> @_ZGVeN16v_expf("), 1u) << ir;
   EXPECT_NE(ir.find("exp.special:"), std::string::npos) << ir;
   EXPECT_EQ(Count(ir, "call <16 x float> @llvm.fma.v16f32("), 8u) << ir;  // 2 Cody-Waite + 6 for 1 + r·E(r)
+  ir = EmitLLVMText(ModuleOf(MathKernel(CallFn::Log, DataType::F32, {16}, 32)), avx512);
+  EXPECT_EQ(Count(ir, "call <16 x float> @_ZGVeN16v_logf("), 1u) << ir;
+  EXPECT_NE(ir.find("log.special:"), std::string::npos) << ir;
+  EXPECT_EQ(Count(ir, "fdiv <16 x float>"), 1u) << ir;  // s = g/(2 + g)
   ir = EmitLLVMText(ModuleOf(MathKernel(CallFn::Erf, DataType::F64, {8}, 16)), avx512);
   EXPECT_EQ(Count(ir, "call <8 x double> @_ZGVeN8v_erf("), 1u) << ir;
 }
@@ -193,7 +197,7 @@ const Accuracy kAccuracy[] = {
 // (themselves within 1).
 constexpr int kMaxUlp = 4;
 int MaxUlp(CallFn fn, DataType d) {
-  bool inline_f32 = fn == CallFn::Erf || fn == CallFn::Pow || fn == CallFn::Exp;
+  bool inline_f32 = fn == CallFn::Erf || fn == CallFn::Pow || fn == CallFn::Exp || fn == CallFn::Log;
   return d == DataType::F32 && inline_f32 ? 3 : kMaxUlp;
 }
 
@@ -343,6 +347,38 @@ TEST(VectorMath, InlinePowAndErfAtTheEdges) {
     }
   }
 }
+// Inline f32 log at its edges, each alone among ordinary lanes in vectors of
+// 16 and 8 lanes: 0, negatives, subnormals, ±inf and NaN take libmvec's logf
+// for the whole vector and equal glibc's scalar logf exactly; 1, 2, powers
+// of two and FLT_MIN/FLT_MAX are on the inline path, within 2 ULP.
+TEST(VectorMath, InlineLogAtTheEdges) {
+  const float inf = std::numeric_limits<float>::infinity();
+  const float denorm = std::numeric_limits<float>::denorm_min();
+  std::vector<float> special = {0.0f, -0.0f, -1.0f, denorm, 1e-40f, inf, -inf, std::nanf(""), -1e-30f};
+  std::vector<float> ordinary = {1.0f, 2.0f, 0.5f, 1024.0f, std::numeric_limits<float>::min(),
+                                 std::numeric_limits<float>::max(), 0.70710677f, 1.4142135f, 1.0000001f,
+                                 0.99999994f};
+  std::vector<float> all = special;
+  all.insert(all.end(), ordinary.begin(), ordinary.end());
+  const size_t steps = all.size(), n = 30 * steps;  // MathKernel's step: 16 + 8 + 4 + 2
+  std::vector<float> x = Uniform<float>(0.01, 100, n, 21);
+  for (size_t k = 0; k < steps; ++k) {
+    x[30 * k + k % 16] = all[k];
+    x[30 * ((k + 1) % steps) + 16 + k % 8] = all[k];
+  }
+  std::vector<float> got = RunKernel<float>(CallFn::Log, DataType::F32, x, x);
+  for (size_t i = 0; i < n; ++i) {
+    float want = std::log(x[i]);
+    bool is_special = std::find(special.begin(), special.end(), x[i]) != special.end() || std::isnan(x[i]);
+    if (is_special) {
+      EXPECT_EQ(testing::UlpDistance(got[i], want), 0) << "log(" << x[i] << ") = " << got[i] << ", logf: " << want;
+    } else {
+      EXPECT_LE(testing::UlpDistance(got[i], want), 2) << "log(" << x[i] << ") = " << got[i] << ", logf: " << want;
+    }
+  }
+  EXPECT_EQ(got[30 * (special.size() + 0) + special.size() % 16], 0.0f);  // log(1) = +0 exactly
+}
+
 // Inline f32 exp at its edges, each alone among ordinary lanes in a vector of
 // every width: the lanes past |x| < 87 (overflow to inf, subnormal results,
 // underflow to 0, ±inf, NaN) take libmvec's expf for the whole vector.
