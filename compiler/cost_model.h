@@ -73,7 +73,9 @@ std::vector<int64_t> AssignOutputThreads(const FlatContraction& flat,
 // plus one per post-op. lane_use models the CPU vector form (gen_vector.cc;
 // hw.vec_size > 1 and no managed local memory; else 1): the vectors run
 // along the output's stride-1 index, so lane_use = range / (range rounded up
-// to whole vectors) — 0.5 for nChw8c's c%8 on 16 lanes, 0.875 for W = 56 —
+// to whole vectors, with the vector form's choice of narrower vectors at
+// their rate, HardwareModel::half_vector_rate) — 0.5 for nChw8c's c%8 on 16
+// lanes (1 on Zen 4, where 8-lane vectors run at full rate), 0.875 for W = 56 —
 // 1/lanes without a stride-1 output index or with an input that moves
 // along it with a stride other than 0 or 1 (no vector form then), unless
 // that input is small weights that Lower copies for the vectors.

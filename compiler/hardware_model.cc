@@ -76,6 +76,9 @@ void HardwareModel::Validate() const {
     TILEC_USER_ERROR("hardware model '{}': mem_bandwidth_gbs = {} must be a finite number > 0", name,
                      mem_bandwidth_gbs);
   }
+  if (!std::isfinite(half_vector_rate) || half_vector_rate <= 0 || half_vector_rate > 1) {
+    TILEC_USER_ERROR("hardware model '{}': half_vector_rate = {} must be in (0, 1]", name, half_vector_rate);
+  }
   // OpenCL's vector widths that are powers of two (3 is padded to 4 anyway).
   if (!IsPowerOfTwo(vec_size) || vec_size > 16) {
     TILEC_USER_ERROR("hardware model '{}': vec_size = {} must be one of 1, 2, 4, 8, 16", name,
@@ -128,6 +131,7 @@ std::string ToString(const HardwareModel& hw) {
   line("mem_bandwidth_gbs", hw.mem_bandwidth_gbs);
   line("vec_size", hw.vec_size);
   line("vector_registers", hw.vector_registers);
+  line("half_vector_rate", hw.half_vector_rate);
   line("has_fma", hw.has_fma);
   line("has_fp16", hw.has_fp16);
   line("has_fp64", hw.has_fp64);

@@ -42,6 +42,11 @@ struct HardwareModel {
   // --- Vectors ---------------------------------------------------------------
   int64_t vec_size = 1;              // preferred vector width in elements (f32)
   int64_t vector_registers = 16;     // architectural SIMD registers (CPU targets)
+  // The arithmetic rate of vectors of vec_size / 2 lanes, as a fraction of
+  // the full-width rate: 0.5 where the FMA units are vec_size lanes wide,
+  // 1 where the core runs its widest vectors as two halves (Zen 4's
+  // AVX-512), so nChw8c's 8-lane vectors lose nothing there.
+  double half_vector_rate = 0.5;
   bool has_fma = false;
   bool has_fp16 = false;
   bool has_fp64 = false;

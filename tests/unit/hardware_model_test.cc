@@ -82,7 +82,9 @@ INSTANTIATE_TEST_SUITE_P(
         BadField{"vec_size", [](HardwareModel& h) { h.vec_size = 32; }},
         BadField{"vector_registers", [](HardwareModel& h) { h.vector_registers = 0; }},
         BadField{"peak_gflops", [](HardwareModel& h) { h.peak_gflops = 0; }},
-        BadField{"mem_bandwidth_gbs", [](HardwareModel& h) { h.mem_bandwidth_gbs = -1; }}));
+        BadField{"mem_bandwidth_gbs", [](HardwareModel& h) { h.mem_bandwidth_gbs = -1; }},
+        BadField{"half_vector_rate", [](HardwareModel& h) { h.half_vector_rate = 0; }},
+        BadField{"half_vector_rate", [](HardwareModel& h) { h.half_vector_rate = 1.5; }}));
 
 TEST(HardwareModelTest, AcceptsBoundaryValues) {
   HardwareModel hw;
@@ -115,6 +117,7 @@ TEST(HardwareModelTest, ToStringIsStable) {
             "mem_bandwidth_gbs=20\n"
             "vec_size=1\n"
             "vector_registers=16\n"
+            "half_vector_rate=0.5\n"
             "has_fma=false\n"
             "has_fp16=false\n"
             "has_fp64=false\n");
