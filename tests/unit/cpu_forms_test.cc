@@ -335,6 +335,32 @@ TEST_P(CpuForms, PoolingWindowsInTheVectorForm) {
   EXPECT_EQ(plans.find("(max)"), std::string::npos) << plans;
 }
 
+// A transpose whose result is far larger than the caches (16.8 MB, above 4
+// times the L2 caches' total) and whose rows keep vectors aligned (2048
+// floats) stores its whole tiles with streaming stores, its masked tails
+// (2050 does not divide by 16) with ordinary ones; one whose rows do not
+// (2053) and a small one stream nothing. Against the evaluator on both
+// devices.
+TEST_P(CpuForms, LargeTransposesStream) {
+  auto device = testing::DeviceFor(GetParam());
+  compiler::CompileOptions o;
+  o.use_local = false;
+  const char* transpose = "function (I[N, M]) -> (O) { O[j, i : M, N] = =(I[i, j]); }";
+  for (auto [n, m] : {std::pair<int64_t, int64_t>{2048, 2050}, {2053, 2050}, {333, 1031}}) {
+    std::string name = fmt::format("transpose {}x{} on {}", n, m, GetParam());
+    auto program = testing::CheckCase(device, {transpose, {{"I", F32({n, m})}}}, o, name);
+    std::string plans = testing::VectorPlans(*program);
+    EXPECT_NE(plans.find("Transpose form"), std::string::npos) << name << "\n" << plans;
+    std::string sem = sem::Print(program->compiled().Module());
+    const compiler::HardwareModel& hw = device->hardware_model();
+    if (n % 16 == 0 && n * m * 4 > 4 * hw.l2_bytes * std::max<int64_t>(hw.compute_units, 1)) {
+      EXPECT_NE(sem.find("= stream "), std::string::npos) << name;
+    } else {
+      EXPECT_EQ(sem.find("stream"), std::string::npos) << name;
+    }
+  }
+}
+
 // `R = D` between layouts (the relayouts that layout choice inserts, or a
 // user's conversion): one copy kernel into R, in the transpose form where
 // the contiguous axis moves. Sizes that fill no tile; padded blocked
