@@ -102,6 +102,18 @@ llvm::Value* Exp2OfInteger(llvm::IRBuilder<>& b, llvm::Value* n_float, llvm::Typ
       fty);
 }
 
+
+// x = 2^k·m for normal f32 lanes, m in [√½, √2) (0x3F3504F3 is √½'s bits):
+// k as i32 lanes, m as float lanes, both exact.
+std::pair<llvm::Value*, llvm::Value*> SplitMantissa(llvm::IRBuilder<>& b, llvm::Value* x) {
+  unsigned lanes = llvm::cast<llvm::FixedVectorType>(x->getType())->getNumElements();
+  llvm::Type* ity = llvm::FixedVectorType::get(b.getInt32Ty(), lanes);
+  auto i = [&](uint32_t v) { return llvm::ConstantInt::get(ity, v); };
+  llvm::Value* ix = b.CreateBitCast(x, ity);
+  llvm::Value* k = b.CreateAShr(b.CreateSub(ix, i(0x3F3504F3u)), i(23));
+  return {k, b.CreateBitCast(b.CreateSub(ix, b.CreateShl(k, i(23))), x->getType())};
+}
+
 }  // namespace
 
 llvm::Value* IfThen(llvm::IRBuilder<>& b, llvm::Value* cond, const std::function<llvm::Value*()>& taken,
@@ -152,9 +164,8 @@ llvm::Value* InlineLog(llvm::IRBuilder<>& b, llvm::Value* x, const std::function
   // s = g/(2 + g), ln(1 + g) = 2·atanh(s) = g − s·(g − s²·Q(s²)), so the
   // exact g carries the result and the division's rounding only touches the
   // correction (about g²/2); k·ln 2 in two parts (Cody–Waite, as exp).
-  llvm::Value* ix = b.CreateBitCast(x, ity);
-  llvm::Value* k = b.CreateAShr(b.CreateSub(ix, i(0x3F3504F3u)), i(23));  // 0x3F3504F3: √½
-  llvm::Value* g = b.CreateFSub(b.CreateBitCast(b.CreateSub(ix, b.CreateShl(k, i(23))), fty), f(1.0));
+  auto [k, m] = SplitMantissa(b, x);
+  llvm::Value* g = b.CreateFSub(m, f(1.0));
   llvm::Value* s = b.CreateFDiv(g, b.CreateFAdd(g, f(2.0)));
   llvm::Value* w = b.CreateFMul(s, s);
   std::vector<float> q;  // 2/3, 2/5, …, 2/11: the truncation is s^10/13 < 2^-29 of the whole
@@ -163,6 +174,7 @@ llvm::Value* InlineLog(llvm::IRBuilder<>& b, llvm::Value* x, const std::function
   llvm::Value* corr = Fma(b, s, Fma(b, b.CreateFNeg(w), Horner(b, q, w), g), b.CreateFMul(kf, f(-1.4286068203094172e-06)));
   llvm::Value* fast = Fma(b, kf, f(0.693145751953125), b.CreateFSub(g, corr));
   // Outside normal finite x > 0 (0, negatives, subnormals, ∞, NaN): the library.
+  llvm::Value* ix = b.CreateBitCast(x, ity);
   llvm::Value* ok = b.CreateICmpULT(b.CreateSub(ix, i(0x00800000u)), i(0x7F000000u));
   return FastOrLibrary(b, fast, ok, "log", fallback);
 }
@@ -198,14 +210,9 @@ namespace {
 // scripts/fit_exp_log.py's.
 std::pair<llvm::Value*, llvm::Value*> PowInF32(llvm::IRBuilder<>& b, llvm::Value* x, llvm::Value* y) {
   llvm::Type* fty = x->getType();
-  unsigned lanes = llvm::cast<llvm::FixedVectorType>(fty)->getNumElements();
-  llvm::Type* ity = llvm::FixedVectorType::get(b.getInt32Ty(), lanes);
   auto f = [&](double v) { return llvm::ConstantFP::get(fty, v); };
-  auto i = [&](uint32_t v) { return llvm::ConstantInt::get(ity, v); };
 
-  llvm::Value* ix = b.CreateBitCast(x, ity);
-  llvm::Value* k = b.CreateAShr(b.CreateSub(ix, i(0x3F3504F3u)), i(23));  // 0x3F3504F3: √½
-  llvm::Value* m = b.CreateBitCast(b.CreateSub(ix, b.CreateShl(k, i(23))), fty);
+  auto [k, m] = SplitMantissa(b, x);
   llvm::Value* u = b.CreateFSub(m, f(1.0));  // exact (Sterbenz)
   llvm::Value* v = b.CreateFAdd(f(1.0), m);  // Fast2Sum: 1 has the larger exponent
   llvm::Value* v_lo = b.CreateFSub(m, b.CreateFSub(v, f(1.0)));
