@@ -12,6 +12,10 @@
 
 namespace tilec::compiler {
 
+int64_t TotalL2Bytes(const HardwareModel& hw) {
+  return SaturatingMul(hw.l2_bytes, std::max<int64_t>(hw.compute_units, 1));
+}
+
 std::string Sanitize(const std::string& s) {
   std::string r;
   for (char c : s) r += std::isalnum(static_cast<unsigned char>(c)) ? c : '_';

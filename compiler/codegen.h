@@ -90,6 +90,9 @@ GeneratedKernel GenerateSpecialKernel(const KernelSpec& spec, const lang::Progra
 
 // Helpers shared by the generators.
 std::string Sanitize(const std::string& s);  // a C identifier made of s
+// The L2 caches of all compute units together (saturating): results some
+// times larger get streaming stores (gen_vector.cc, gen_transpose.cc).
+int64_t TotalL2Bytes(const HardwareModel& hw);
 // One distinct C identifier per flat index, from its Tile name.
 std::vector<std::string> IndexNames(const FlatContraction& flat);
 // I32 when every address and index of `flat` fits in 31 bits, else I64.

@@ -200,6 +200,19 @@ std::string ToString(const TileScore& s) {
       Num(s.thread_ratio), Num(s.score));
 }
 
+VectorLanes ChooseVectorLanes(int64_t range, int64_t max_lanes) {
+  VectorLanes best;
+  best.vectors = INT64_MAX;
+  bool exact = false;
+  for (int64_t w = 16; w >= 2; w /= 2) {
+    if (w > max_lanes) continue;
+    int64_t n = (range + w - 1) / w;
+    bool fits = range % w == 0;
+    if (n < best.vectors || (n == best.vectors && fits && !exact)) best = {w, n}, exact = fits;
+  }
+  return best;
+}
+
 TimeEstimate EstimateTime(const FlatContraction& flat, const HardwareModel& hw) {
   TimeEstimate t;
   double points = 1;
@@ -218,19 +231,13 @@ TimeEstimate EstimateTime(const FlatContraction& flat, const HardwareModel& hw) 
     if (v < 0) {
       t.lane_use = 1.0 / static_cast<double>(lanes);
     } else {
-      // The vector form's lanes (gen_vector.cc): the fewest vectors that
-      // cover r; among equals an exact fit, then the widest. Narrower
-      // vectors run at their rate (HardwareModel::half_vector_rate).
+      // The vector form's lanes; narrower vectors run at their rate
+      // (HardwareModel::half_vector_rate).
       int64_t r = flat.indices[v].range;
-      int64_t w = lanes, nvec = INT64_MAX;
-      bool exact = false;
-      for (int64_t x = lanes; x >= 2; x /= 2) {
-        int64_t n = (r + x - 1) / x;
-        bool fits = r % x == 0;
-        if (n < nvec || (n == nvec && fits && !exact)) w = x, nvec = n, exact = fits;
-      }
-      double rate = std::min(1.0, static_cast<double>(w) / static_cast<double>(lanes) * 2.0 * hw.half_vector_rate);
-      t.lane_use = static_cast<double>(r) / static_cast<double>(nvec * w) * rate;
+      VectorLanes vl = ChooseVectorLanes(r, lanes);
+      double rate =
+          std::min(1.0, static_cast<double>(vl.lanes) / static_cast<double>(lanes) * 2.0 * hw.half_vector_rate);
+      t.lane_use = static_cast<double>(r) / static_cast<double>(vl.vectors * vl.lanes) * rate;
       for (size_t a = 1; a < flat.accesses.size(); ++a) {
         const FlatAccess& in = flat.accesses[a];
         int64_t s = in.strides[v];

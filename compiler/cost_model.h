@@ -82,6 +82,16 @@ std::vector<int64_t> AssignOutputThreads(const FlatContraction& flat,
 // The estimate compares one kernel's forms (layouts) and the relayout
 // copies between them (compiler/choose_layouts.h); it is not a prediction
 // of measured time.
+// The CPU vector form's vectors along a run of `range` elements, at most
+// `max_lanes` (a power of two, 2 to 16) wide: the fewest vectors that cover
+// the run; among equals an exact fit (no masked tail), then the widest.
+// gen_vector.cc generates them, EstimateTime models them.
+struct VectorLanes {
+  int64_t lanes = 2;
+  int64_t vectors = 0;
+};
+VectorLanes ChooseVectorLanes(int64_t range, int64_t max_lanes);
+
 struct TimeEstimate {
   double compute_s = 0;
   double memory_s = 0;

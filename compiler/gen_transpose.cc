@@ -161,8 +161,7 @@ class TransposeGen {
       if (i != o_ && out.strides[i] % w_ != 0) return false;
     int64_t bytes = SaturatingMul(out.limit, lang::BitWidth(dtype_) / 8);
     bool temporary = program_.Tensor(out.tensor).role == lang::TensorRole::Temporary;
-    int64_t l2 = SaturatingMul(hw_.l2_bytes, std::max<int64_t>(hw_.compute_units, 1));
-    return bytes > SaturatingMul(l2, temporary ? 8 : 4);
+    return bytes > SaturatingMul(TotalL2Bytes(hw_), temporary ? 8 : 4);
   }
 
   std::string PlanText(bool tail) const {

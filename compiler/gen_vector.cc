@@ -39,6 +39,7 @@
 #include <map>
 #include <optional>
 
+#include "compiler/cost_model.h"
 #include "compiler/gen_elementwise.h"
 #include "compiler/gen_vector.h"
 #include "compiler/output_coverage.h"
@@ -119,17 +120,11 @@ bool VecGen::Plan() {
     if (out_strides[i] == 1 && VectorCandidate(i)) v_ = i;
   if (v_ < 0) return false;
   // Lanes: the fewest vectors cover v; among equals an exact fit (no
-  // masked tail), then the widest.
-  int64_t range_v = flat_.indices[v_].range;
-  int64_t max_w = MaxLanes(hw_, dtype_);
-  int64_t nvec = INT64_MAX;
-  bool exact = false;
-  for (int w : {16, 8, 4, 2}) {
-    if (w > max_w) continue;
-    int64_t n = (range_v + w - 1) / w;
-    bool fits = range_v % w == 0;
-    if (n < nvec || (n == nvec && fits && !exact)) w_ = w, nvec = n, exact = fits;
-  }
+  // masked tail), then the widest (ChooseVectorLanes, which the cost model
+  // shares).
+  VectorLanes lanes = ChooseVectorLanes(flat_.indices[v_].range, MaxLanes(hw_, dtype_));
+  w_ = static_cast<int>(lanes.lanes);
+  int64_t nvec = lanes.vectors;
   // Vectors per work item: the most whose padding (whole masked vectors in
   // the last block) stays within 1/8 of the vectors.
   static_assert(kMaxVectors == 4);
@@ -459,8 +454,7 @@ bool VecGen::StreamingStores() const {
   // to the caller: above twice the L2 caches' total it would only push
   // the inputs out of the last level (gelu erf 1024x3072, 12.5 MB written,
   // 4 MB of L2: 1.70 -> 1.55 ms; tanh over 4M floats 3-7% faster).
-  int64_t l2 = SaturatingMul(hw_.l2_bytes, std::max<int64_t>(hw_.compute_units, 1));
-  return bytes > SaturatingMul(l2, temporaries ? 8 : 2);
+  return bytes > SaturatingMul(TotalL2Bytes(hw_), temporaries ? 8 : 2);
 }
 
 std::string VecGen::PlanText() const {
