@@ -12,7 +12,7 @@
 //     output), so a 56 x 56 image is one run of 3136;
 //   * one work item per W x W tile (W lanes: 16 f32 with AVX-512): W vector
 //     loads along n (one per value of o), the transpose in registers
-//     (log2(W) stages of two-source shuffles), W vector stores along o: both
+//     (log2(W) stages of two-source shuffles, see Tile), W vector stores along o: both
 //     sides read and write whole cache lines, and no line is touched twice;
 //   * the tiles at the end of o or n (ranges that W does not divide) take a
 //     slow path with masked loads and stores, rows past the range skipped;
@@ -228,27 +228,64 @@ class TransposeGen {
       }
       rows.push_back(_Var(name, VecType()));
     }
-    // The transpose: log2(W) stages, stage k swapping bit k of the row with
-    // bit k of the lane. Each new row takes half its lanes from one other
-    // row, so LLVM folds it into one two-source shuffle (64 shuffles for a
-    // 16 x 16 tile instead of one per element).
-    for (int d = 1, stage = 0; d < w; d *= 2, ++stage) {
+    // The transpose, as x86 does it in registers (and LLVM keeps: a network
+    // of one-shuffle-per-lane stages was re-combined into ~160 vpermt2ps,
+    // 2-3x slower in L2). B: the lanes of one 128-bit block. First log2(B)
+    // stages within blocks (unpcklps/unpckhps, then unpcklpd/unpckhpd for
+    // f32), pairing rows g apart; then log2(W/B) stages of whole blocks
+    // (vshuff32x4: the even blocks of two rows, then the odd ones), pairing
+    // rows D apart. Each result vector then holds one column of the tile
+    // with its rows in order; `cols` tracks which (element r*W+c per lane).
+    int block = std::min(w, 128 / lang::BitWidth(dtype_));
+    std::vector<std::vector<int>> cols(w);
+    for (int r = 0; r < w; ++r)
+      for (int c = 0; c < w; ++c) cols[r].push_back(r * w + c);
+    int stage = 0;
+    auto pair_stage = [&](int dist, auto&& lanes_of) {
       std::vector<Expr> next(w);
+      std::vector<std::vector<int>> next_cols(w);
       for (int r = 0; r < w; ++r) {
-        int partner = r ^ d;
-        bool low = (r & d) == 0;
-        // One statement per lane: OpenCL C spells an insert with its vector
-        // once per lane, so nested inserts would grow exponentially.
-        std::string name = fmt::format("t{}_{}", stage, r);
-        Expr v = _Var(name, VecType());
-        s.push_back(_Declare(VecType(), name, rows[r]));
-        for (int c = 0; c < w; ++c)
-          if (((c & d) != 0) == low)
-            s.push_back(_Assign(v, _Insert(v, c, _Extract(rows[partner], low ? c - d : c + d))));
-        next[r] = v;
+        if (r & dist) continue;
+        for (int half = 0; half < 2; ++half) {
+          std::vector<int> lanes = lanes_of(half);
+          std::string name = fmt::format("t{}_{}", stage, r + half * dist);
+          s.push_back(_Declare(VecType(), name, _Shuffle(rows[r], rows[r + dist], lanes)));
+          next[r + half * dist] = _Var(name, VecType());
+          for (int lane : lanes)
+            next_cols[r + half * dist].push_back(lane < w ? cols[r][lane] : cols[r + dist][lane - w]);
+        }
       }
       rows = std::move(next);
+      cols = std::move(next_cols);
+      ++stage;
+    };
+    for (int g = 1; g < block; g *= 2)
+      pair_stage(g, [&](int half) {  // chunks of g lanes from each block's low (high) half
+        std::vector<int> lanes;
+        for (int b0 = 0; b0 < w; b0 += block)
+          for (int j = half * block / (2 * g); j < (half + 1) * block / (2 * g); ++j)
+            for (int src = 0; src < 2; ++src)
+              for (int k = 0; k < g; ++k) lanes.push_back(src * w + b0 + j * g + k);
+        return lanes;
+      });
+    for (int d = block; d < w; d *= 2)
+      pair_stage(d, [&](int half) {  // the even (odd) blocks of both rows
+        std::vector<int> lanes;
+        for (int src = 0; src < 2; ++src)
+          for (int b0 = half * block; b0 < w; b0 += 2 * block)
+            for (int k = 0; k < block; ++k) lanes.push_back(src * w + b0 + k);
+        return lanes;
+      });
+    // column_of[b]: the vector that holds column b, rows 0..W-1 in its lanes.
+    std::vector<Expr> column(w);
+    for (int v = 0; v < w; ++v) {
+      int c = cols[v][0] % w;
+      for (int lane = 0; lane < w; ++lane)
+        TILEC_CHECK(cols[v][lane] == lane * w + c, "transpose form: vector {} lane {} holds {}", v,
+                    lane, cols[v][lane]);
+      column[c] = rows[v];
     }
+    rows = std::move(column);
     // Row b now holds lane b of every loaded row: stored along o.
     for (int b = 0; b < w; ++b) {
       Stmt store = _Store(out_buf, Address(out, 0, b), rows[b], !masked && streaming_, mask_o);

@@ -16,8 +16,10 @@
 //   softmax   m n log                 X: along rows
 //   layernorm m n eps                 X, Gamma, Beta
 //   batchnorm n h w c eps             X (NHWC), Mean, Var, Gamma, Beta
-//   reorder   dims strides            X (x= renames): the output's logical dims, the input's
-//                                     strides for them; the output is row-major
+//   reorder   dims strides [dst]      X (x= renames): the output's logical dims, the input's
+//                                     strides for them; the output row-major or in layout dst
+//   reorder   dims src dst            X row-major, placed in layout src (nchw, nhwc, nChw8c,
+//                                     nChw16c) outside the timing, reordered into layout dst
 //   eltwise   count alg               X: logistic, tanh, gelu_erf, soft_relu
 //   bias_eltwise m n alg              X, Bias: alg(X + Bias) as binary add + eltwise post-op
 #include <fmt/format.h>
@@ -98,6 +100,15 @@ Tag PlainTag(size_t rank) {
   static const Tag kTags[] = {Tag::a, Tag::ab, Tag::abc, Tag::abcd};
   TILEC_CHECK(rank >= 1 && rank <= 4, "bench_onednn: {} dimensions", rank);
   return kTags[rank - 1];
+}
+
+// The tag of a 4-D layout name of the reorder cases.
+Tag LayoutTag(const std::string& name) {
+  static const std::map<std::string, Tag> kTags = {
+      {"nchw", Tag::nchw}, {"nhwc", Tag::nhwc}, {"nChw8c", Tag::nChw8c}, {"nChw16c", Tag::nChw16c}};
+  auto it = kTags.find(name);
+  TILEC_CHECK(it != kTags.end(), "bench_onednn: layout {} (nchw, nhwc, nChw8c, nChw16c)", name);
+  return it->second;
 }
 
 // The runner of primitive `pd` that reads the data input `x`, laid out as
@@ -232,19 +243,26 @@ Runner BatchNorm(const Params& p, const Inputs& in) {
 // output's logical dims, reordered into a row-major output.
 Runner Reorder(const Params& p, const Inputs& in) {
   auto s = std::make_shared<State>();
-  memory::dims dims = Dims(Get(p, "dims")), strides = Dims(Get(p, "strides"));
-  memory::desc src_md(dims, Dt::f32, strides);
-  memory::desc dst_md(dims, Dt::f32, PlainTag(dims.size()));
+  memory::dims dims = Dims(Get(p, "dims"));
+  memory::desc plain_md(dims, Dt::f32, PlainTag(dims.size()));
+  memory::desc dst_md = p.count("dst") ? memory::desc(dims, Dt::f32, LayoutTag(Get(p, "dst"))) : plain_md;
   const lang::Tensor& x = Input(in, Get(p, "x", "X"));
-  TILEC_CHECK(src_md.get_size() == x.bytes(), "bench_onednn: reorder strides do not cover the input");
-  memory src(src_md, s->engine), dst(dst_md, s->engine);
-  std::copy(x.data(), x.data() + x.bytes(), static_cast<std::byte*>(src.get_data_handle()));
-  dnnl::reorder::primitive_desc pd(s->engine, src_md, s->engine, dst_md);
+  memory src;
+  if (p.count("strides")) {  // X's bytes as they are, a strided view of the dims
+    memory::desc src_md(dims, Dt::f32, Dims(Get(p, "strides")));
+    TILEC_CHECK(src_md.get_size() == x.bytes(), "bench_onednn: reorder strides do not cover the input");
+    src = memory(src_md, s->engine);
+    std::copy(x.data(), x.data() + x.bytes(), static_cast<std::byte*>(src.get_data_handle()));
+  } else {  // X row-major, placed in layout src= outside the timed runs
+    src = Place(*s, memory::desc(dims, Dt::f32, LayoutTag(Get(p, "src"))), plain_md, x);
+  }
+  memory dst(dst_md, s->engine);
+  dnnl::reorder::primitive_desc pd(s->engine, src.get_desc(), s->engine, dst_md);
   s->primitive = dnnl::reorder(pd);
   s->args[DNNL_ARG_FROM] = src;
   s->args[DNNL_ARG_TO] = dst;
   s->output_arg = DNNL_ARG_TO;
-  s->output_user = dst_md;
+  s->output_user = plain_md;  // written row-major, as Tilec's run writes its outputs
   return MakeRunner(s, "onednn reorder", pd.impl_info_str());
 }
 

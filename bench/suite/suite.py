@@ -49,7 +49,9 @@ HERE = os.path.dirname(os.path.abspath(__file__))
 
 # --- Cases -------------------------------------------------------------------
 # name, family, Tile file, output name, input shapes (f32), peer (a function of
-# the torch inputs, returning the output in Tilec's layout), input fix-ups.
+# the torch inputs, returning the output in Tilec's layout), input fix-ups;
+# optional: layouts of tensors (Tilec's --layout), want (the logical result
+# the check compares with, where the peer returns a physical layout).
 
 def nhwc_conv(stride=1, padding=0, dilation=1):
     def run(t):
@@ -66,6 +68,12 @@ def conv_prep(t):
 
 def dw_prep(t):
     t["_w"] = t["K"].permute(2, 0, 1).unsqueeze(1).contiguous()  # [C, 1, 3, 3]
+
+
+def blocked16(t):
+    """X (N, C, H, W) as nChw16c's physical array (N, C/16, H, W, 16)."""
+    n, c, h, w = t["X"].shape
+    t["_b"] = t["X"].view(n, c // 16, 16, h, w).permute(0, 1, 3, 4, 2).contiguous()
 
 
 def depthwise(stride):
@@ -221,6 +229,18 @@ CASES = [
     dict(name="nchw>nhwc 8x64x56x56", family="transpose", tile="nchw_to_nhwc.tile", out="Y",
          shapes={"X": [8, 64, 56, 56]}, peer=lambda t: t["X"].permute(0, 2, 3, 1).contiguous(),
          onednn=("reorder", dict(dims="8,56,56,64", strides="200704,56,1,3136"))),
+    # Relayouts between plain and blocked NCHW (issue 10's goal: >= 70% of the
+    # streaming bandwidth), 25.7 MB each way: `Y = X` with X and Y in the
+    # layouts given. Tilec's run and bench_onednn write outputs logical, so
+    # the check compares with X; PyTorch's timed peer makes the blocked array.
+    dict(name="nchw>nChw16c 8x64x112x112", family="transpose", tile="relayout.tile", out="Y",
+         shapes={"X": [8, 64, 112, 112]}, layouts={"Y": "nChw16c"},
+         peer=lambda t: t["X"].view(8, 4, 16, 112, 112).permute(0, 1, 3, 4, 2).contiguous(),
+         want=lambda t: t["X"], onednn=("reorder", dict(dims="8,64,112,112", src="nchw", dst="nChw16c"))),
+    dict(name="nChw16c>nchw 8x64x112x112", family="transpose", tile="relayout.tile", out="Y",
+         shapes={"X": [8, 64, 112, 112]}, layouts={"X": "nChw16c"}, prep=blocked16,
+         peer=lambda t: t["_b"].permute(0, 1, 4, 2, 3).reshape(8, 64, 112, 112),
+         want=lambda t: t["X"], onednn=("reorder", dict(dims="8,64,112,112", src="nChw16c", dst="nchw"))),
     dict(name="sigmoid 8M", family="eltwise", tile="sigmoid.tile", out="Y",
          shapes={"X": [8 << 20]}, peer=lambda t: torch.sigmoid(t["X"]),
          onednn=("eltwise", dict(count=8 << 20, alg="logistic"))),
@@ -255,7 +275,12 @@ SMOKE = [
 
 def shape_args(case):
     return [a for n, dims in case["shapes"].items()
-            for a in ("-s", "%s=f32[%s]" % (n, ",".join(map(str, dims))))]
+            for a in ("-s", "%s=f32[%s]" % (n, ",".join(map(str, dims))))] + layout_args(case)
+
+
+def layout_args(case):
+    """--layout for the tensors a case keeps in other layouts (inputs and outputs)."""
+    return [a for n, layout in case.get("layouts", {}).items() for a in ("--layout", "%s=%s" % (n, layout))]
 
 
 def make_inputs(case, seed):
@@ -285,11 +310,12 @@ def check(tilec, case, tmp):
         np.save(path, a)
         cmd += ["--in", "%s=%s" % (n, path)]
     out_path = os.path.join(tmp, "out.npy")
-    cmd += ["--out", "%s=%s" % (case["out"], out_path)]
+    cmd += ["--out", "%s=%s" % (case["out"], out_path)] + layout_args(case)
     subprocess.run(cmd, check=True, capture_output=True)
     got = np.load(out_path).astype(np.float64)
     with torch.no_grad():
-        want = case["peer"](torch_inputs(case, arrays)).contiguous().numpy().astype(np.float64)
+        want = case.get("want", case["peer"])(torch_inputs(case, arrays))
+        want = want.contiguous().numpy().astype(np.float64)
     case["_want"] = want  # the oneDNN peer is checked against it (time_onednn)
     return rel_err(got, want)
 

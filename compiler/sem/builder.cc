@@ -75,6 +75,10 @@ Expr _Insert(Expr vector, int lane, Expr value) {
   return VectorInsert::Make(std::move(vector), lane, std::move(value));
 }
 
+Expr _Shuffle(Expr a, Expr b, std::vector<int> lanes) {
+  return VectorShuffle::Make(std::move(a), std::move(b), std::move(lanes));
+}
+
 Stmt _Declare(const Type& type, std::string name, Expr init) {
   return Declare::Make(std::move(name), type, std::move(init));
 }

@@ -58,6 +58,7 @@ Expr _Ne(Expr a, Expr b);
 Expr _Broadcast(Expr value, int width);
 Expr _Extract(Expr vector, int lane);
 Expr _Insert(Expr vector, int lane, Expr value);
+Expr _Shuffle(Expr a, Expr b, std::vector<int> lanes);  // VectorShuffle
 
 // --- Statements -----------------------------------------------------------------
 

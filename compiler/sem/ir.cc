@@ -496,6 +496,22 @@ Expr VectorInsert::Make(Expr vector, int lane, Expr value) {
   return Expr(new VectorInsert(t, std::move(vector), lane, std::move(value)));
 }
 
+Expr VectorShuffle::Make(Expr a, Expr b, std::vector<int> lanes) {
+  CheckValue(a, "shuffle operand");
+  CheckValue(b, "shuffle operand");
+  // Widths 2, 4, 8, 16: what OpenCL's shuffle2 takes.
+  auto power_of_two = [](int w) { return w > 1 && w <= 16 && (w & (w - 1)) == 0; };
+  TILEC_CHECK(a->type == b->type && power_of_two(a->type.width) && !a->type.IsBool(),
+              "sem: shuffle of {} and {}", ToString(a->type), ToString(b->type));
+  int width = static_cast<int>(lanes.size());
+  TILEC_CHECK(power_of_two(width), "sem: shuffle to width {}", width);
+  for (int lane : lanes)
+    TILEC_CHECK(lane >= 0 && lane < 2 * a->type.width, "sem: shuffle lane {} of two {}", lane,
+                ToString(a->type));
+  Type t = a->type.WithWidth(width);
+  return Expr(new VectorShuffle(t, std::move(a), std::move(b), std::move(lanes)));
+}
+
 // --- Statements -----------------------------------------------------------------
 
 Stmt Declare::Make(std::string name, Type type, Expr init) {

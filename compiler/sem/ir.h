@@ -227,6 +227,7 @@ std::string_view Name(MemFence fence);  // "local", "global", "local|global"
   X(Broadcast, Expr)       \
   X(VectorExtract, Expr)   \
   X(VectorInsert, Expr)    \
+  X(VectorShuffle, Expr)   \
   X(Declare, Stmt)         \
   X(Assign, Stmt)          \
   X(Store, Stmt)           \
@@ -464,6 +465,22 @@ struct VectorInsert final : ExprNode {
  private:
   VectorInsert(Type t, Expr v, int l, Expr x)
       : ExprNode(kKind, t), vector(std::move(v)), lane(l), value(std::move(x)) {}
+};
+
+// Lanes picked from two vectors of one type: lane i of the result is lane
+// lanes[i] of `a` if it is below a's width, else lane lanes[i] - width of
+// `b` (LLVM's shufflevector, OpenCL's shuffle2). The result has
+// lanes.size() lanes.
+struct VectorShuffle final : ExprNode {
+  static constexpr NodeKind kKind = NodeKind::VectorShuffle;
+  const Expr a;
+  const Expr b;
+  const std::vector<int> lanes;
+  static Expr Make(Expr a, Expr b, std::vector<int> lanes);
+
+ private:
+  VectorShuffle(Type t, Expr x, Expr y, std::vector<int> l)
+      : ExprNode(kKind, t), a(std::move(x)), b(std::move(y)), lanes(std::move(l)) {}
 };
 
 // --- Statements -------------------------------------------------------------

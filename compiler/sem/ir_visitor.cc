@@ -79,6 +79,10 @@ void Visitor::VisitVectorInsert(const VectorInsert& n) {
   Visit(n.vector);
   Visit(n.value);
 }
+void Visitor::VisitVectorShuffle(const VectorShuffle& n) {
+  Visit(n.a);
+  Visit(n.b);
+}
 void Visitor::VisitDeclare(const Declare& n) { Visit(n.init); }
 void Visitor::VisitAssign(const Assign& n) {
   Visit(n.var);
@@ -217,6 +221,12 @@ Expr Mutator::MutateVectorInsert(const VectorInsert& n, const Expr& self) {
   Expr v = Mutate(n.vector), x = Mutate(n.value);
   if (v == n.vector && x == n.value) return self;
   return VectorInsert::Make(v, n.lane, x);
+}
+
+Expr Mutator::MutateVectorShuffle(const VectorShuffle& n, const Expr& self) {
+  Expr a = Mutate(n.a), b = Mutate(n.b);
+  if (a == n.a && b == n.b) return self;
+  return VectorShuffle::Make(a, b, n.lanes);
 }
 
 Stmt Mutator::MutateDeclare(const Declare& n, const Stmt& self) {

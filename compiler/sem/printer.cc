@@ -118,6 +118,13 @@ class ExprPrinter : public Visitor {
     Visit(n.value);
     out_ += ")";
   }
+  void VisitVectorShuffle(const VectorShuffle& n) override {
+    out_ += "shuffle(";
+    Visit(n.a);
+    out_ += ", ";
+    Visit(n.b);
+    out_ += fmt::format(", [{}])", fmt::join(n.lanes, " "));
+  }
 
  private:
   void Fn(std::string_view name, const std::vector<Expr>& args) {

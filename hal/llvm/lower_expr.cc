@@ -200,6 +200,10 @@ llvm::Value* FunctionLowering::E(const Expr& e) {
       llvm::Value* v = E(n.vector);
       return b_.CreateInsertElement(v, E(n.value), static_cast<uint64_t>(n.lane));
     }
+    case NodeKind::VectorShuffle: {
+      auto& n = static_cast<const VectorShuffle&>(*e);
+      return b_.CreateShuffleVector(E(n.a), E(n.b), n.lanes);
+    }
     default: TILEC_UNREACHABLE("expression kind {}", Name(e->kind));
   }
 }

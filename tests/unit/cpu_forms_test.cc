@@ -242,7 +242,7 @@ TEST_P(CpuForms, Transposes) {
   };
   for (T t : {T{DataType::F32, 1, 7}, T{DataType::F32, 7, 333}, T{DataType::F32, 1031, 17},
               T{DataType::F32, 16, 32}, T{DataType::F64, 33, 20}, T{DataType::I32, 333, 7},
-              T{DataType::I64, 9, 10}, T{DataType::U8, 40, 70}}) {
+              T{DataType::I64, 9, 10}, T{DataType::U8, 40, 70}, T{DataType::I16, 50, 21}}) {
     std::string name = fmt::format("transpose {} {} x {}", lang::Name(t.type), t.n, t.m);
     std::string plans = Check({t2, {{"I", Of(t.type, {t.n, t.m})}}}, name);
     if (t.n == 1) continue;  // one row: a plain copy

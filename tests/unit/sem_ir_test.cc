@@ -76,6 +76,8 @@ TEST(SemMakeTest, ExpressionTypes) {
   EXPECT_EQ((v > 0.5)->type, Type::Bool(4));
   EXPECT_EQ(_Extract(v, 3)->type, kF32);
   EXPECT_EQ(_Broadcast(x, 8)->type, Type::Scalar(DataType::F32, 8));
+  EXPECT_EQ(_Shuffle(v, v, {0, 4, 1, 5, 2, 6, 3, 7})->type, Type::Scalar(DataType::F32, 8));
+  EXPECT_EQ(_Shuffle(v, v, {7, 0})->type, Type::Scalar(DataType::F32, 2));
   Expr p = _Var("p", Type::Pointer(kF32, AddressSpace::Global, true));
   EXPECT_EQ(_Load(p, i)->type, kF32);
   EXPECT_EQ(_Load(p, i, 4)->type, Type::Scalar(DataType::F32, 4));
@@ -111,6 +113,12 @@ TEST(SemMakeTest, RejectsMismatchedOperands) {
   EXPECT_THROW(_Extract(x, 0), InternalError);
   EXPECT_THROW(_Extract(_Broadcast(x, 4), 4), InternalError);
   EXPECT_THROW(_Broadcast(_Broadcast(x, 4), 8), InternalError);
+  Expr v4 = _Broadcast(x, 4);
+  EXPECT_THROW(_Shuffle(v4, v4, {0, 8}), InternalError);         // lane past both operands
+  EXPECT_THROW(_Shuffle(v4, v4, {0, 1, 2}), InternalError);      // no 3-lane result
+  EXPECT_THROW(_Shuffle(v4, _Broadcast(x, 8), {0, 1}), InternalError);  // operand widths differ
+  EXPECT_THROW(_Shuffle(x, x, {0, 1}), InternalError);           // scalars
+  EXPECT_THROW(_Shuffle(v4 > 0, v4 > 0, {0, 1}), InternalError);  // masks
   EXPECT_THROW(_Index(ThreadIndexKind::GroupId, 3), InternalError);
   EXPECT_THROW(IntConst::Make(300, Type::Scalar(DataType::U8)), InternalError);
   EXPECT_THROW(IntConst::Make(1, kF32), InternalError);
@@ -224,6 +232,7 @@ TEST(SemBuilderTest, LiteralsTakeTheOtherSidesType) {
   EXPECT_EQ(Print(2.5 - x), "(2.5f - x)");
   EXPECT_EQ(Print(u + 1), "(u + (uchar)1)");
   EXPECT_EQ(Print(v * 3), "(v * broadcast4(3))");
+  EXPECT_EQ(Print(_Shuffle(v, v * 3, {0, 4, 1, 5})), "shuffle(v, (v * broadcast4(3)), [0 4 1 5])");
   EXPECT_EQ(Print(x == 0), "(x == 0.0f)");
   EXPECT_THROW(u + 1.5, InternalError);       // a float literal needs a float operand
   EXPECT_THROW(u + 300, InternalError);       // does not fit uchar
