@@ -69,8 +69,8 @@ std::optional<GeneratedKernel> VecGen::Run() {
   out.function.body = _Block(std::move(top));
   out.function.work_group_size = std::array<int64_t, 3>{1, 1, 1};
   out.local = {1, 1, 1};
-  out.global = v_outer_ ? std::array<int64_t, 3>{PGroups(), grid_items_, vblocks_}
-                        : std::array<int64_t, 3>{PGroups(), vblocks_, grid_items_};
+  out.global = v_outer_ ? std::array<int64_t, 3>{PGroups(), grid_items_, VGroups()}
+                        : std::array<int64_t, 3>{PGroups(), VGroups(), grid_items_};
   out.vector_plan = PlanText();
   return out;
 }
@@ -336,7 +336,7 @@ bool VecGen::ConstRows() const {
   // Chunked, every block in one work item: at most this many copies.
   constexpr int64_t kMaxCopiedBlocks = 4;
   if (p_ < 0) return false;
-  return Chunked() ? PGroups() == 1 && pblocks_ <= kMaxCopiedBlocks : pblocks_ == 1;
+  return Chunked() && !chunk_v_ ? PGroups() == 1 && pblocks_ <= kMaxCopiedBlocks : pblocks_ == 1;
 }
 
 void VecGen::PlanUnrolledGuards() {
@@ -475,13 +475,14 @@ std::string VecGen::PlanText() const {
   std::string p_name = p_ >= 0 ? flat_.indices[p_].name : std::string("-");
   std::string rest = grid.empty() ? std::string("-") : fmt::format("{}", fmt::join(grid, ", "));
   const std::string& v_name = flat_.indices[q_ >= 0 ? q_ : v_].name;
-  std::string p_blocks = Chunked() ? fmt::format("{} {} blocks", sb_, p_name) : p_name + " block";
+  std::string p_blocks = Chunked() && !chunk_v_ ? fmt::format("{} {} blocks", sb_, p_name) : p_name + " block";
+  std::string v_blocks = chunk_v_ ? fmt::format("{} {} blocks", sb_, v_name) : v_name + " block";
   if (v_outer_)
-    s += fmt::format("Grid: {} x {} x {} work items (one per {}, {}, {} block: outermost)\n",
-                     PGroups(), grid_items_, vblocks_, p_blocks, rest, v_name);
+    s += fmt::format("Grid: {} x {} x {} work items (one per {}, {}, {}: outermost)\n",
+                     PGroups(), grid_items_, VGroups(), p_blocks, rest, v_blocks);
   else
-    s += fmt::format("Grid: {} x {} x {} work items (one per {}, {} block, {})\n", PGroups(),
-                     vblocks_, grid_items_, p_blocks, v_name, rest);
+    s += fmt::format("Grid: {} x {} x {} work items (one per {}, {}, {})\n", PGroups(),
+                     VGroups(), grid_items_, p_blocks, v_blocks, rest);
   if (contraction_) {
     std::vector<std::string> reds;
     for (int r : reductions_) reds.push_back(flat_.indices[r].name);

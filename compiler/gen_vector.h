@@ -217,6 +217,13 @@ class VecGen {
   // block's accumulators are loaded from a private array, updated over the
   // chunk and stored back; the post-ops and stores follow the last chunk.
   void PlanChunks();
+  // A reduction along an outer axis of a large input (a column sum): each
+  // work item's vectors read short runs (VSpan elements) rows apart, which
+  // the memory system serves at half the streaming rate. The work item
+  // covers SB blocks of v instead, and walks the reduction in chunks of a
+  // few rows, each row read over SB blocks (PlanChunks calls it; sets
+  // chunk_v_).
+  void PlanColumnChunks();
   bool Chunked() const { return sb_ > 1; }
   // The body of a chunked work item (instead of the accumulators, Compute
   // and Epilogues of Run).
@@ -224,7 +231,10 @@ class VecGen {
   // Sets p's position to block s of the work item (a Stmt assigning it).
   Stmt SetBlock(Expr s) const;
   // Launch dimension 0: p blocks, or groups of SB of them.
-  int64_t PGroups() const { return Chunked() ? (pblocks_ + sb_ - 1) / sb_ : pblocks_; }
+  int64_t PGroups() const { return Chunked() && !chunk_v_ ? (pblocks_ + sb_ - 1) / sb_ : pblocks_; }
+  // The launch dimension of v: v blocks, or groups of SB of them (chunk_v_).
+  int64_t VGroups() const { return chunk_v_ ? (vblocks_ + sb_ - 1) / sb_ : vblocks_; }
+  int VDim() const { return v_outer_ ? 2 : 1; }
 
   // Post-ops and stores of the block: whole vectors, or masked in the
   // block with v's tail (or, storing reached elements only, where the block
@@ -278,6 +288,7 @@ class VecGen {
   // part (range / chunk_split_ values) is a chunk loop too, its inner part
   // (chunk_split_ values) stays inside.
   int sb_ = 1;
+  bool chunk_v_ = false;  // the SB blocks are along v (PlanColumnChunks), not p
   int chunk_levels_ = 0;
   int64_t chunk_split_ = 0;
   int64_t chunk_bytes_ = 0;  // vector-input bytes one chunk reads

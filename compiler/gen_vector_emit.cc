@@ -28,19 +28,21 @@ void VecGen::DeclarePositions(std::vector<Stmt>& top) {
   // consecutive work items reuse the same vector-input panel in cache.
   if (p_ >= 0) {
     // Chunked: SB blocks per work item, the position set per block (SetBlock).
-    Expr start = _Index(sem::ThreadIndexKind::GroupId, 0) * (int64_t{pb_} * sb_);
-    if (p_shift_ && !Chunked()) start = _Min(start, I(flat_.indices[p_].range - pb_));
-    if (!Chunked() && ConstRows())
+    bool p_chunks = Chunked() && !chunk_v_;
+    Expr start = _Index(sem::ThreadIndexKind::GroupId, 0) * (int64_t{pb_} * (p_chunks ? sb_ : 1));
+    if (p_shift_ && !p_chunks) start = _Min(start, I(flat_.indices[p_].range - pb_));
+    if (!p_chunks && ConstRows())
       pos_[p_] = I(0);  // one block, at row 0: a constant (PlanUnrolledGuards)
     else
       declare(p_, start);
   }
-  Expr vblock = _Index(sem::ThreadIndexKind::GroupId, v_outer_ ? 2 : 1);
+  Expr vblock = _Index(sem::ThreadIndexKind::GroupId, VDim());
   if (q_ >= 0) {
     declare(q_, vblock * int64_t{nv_});
     declare(v_, I(0));
   } else {
-    declare(v_, vblock * (int64_t{nv_} * w_));
+    // Chunked along v: the work item's first block (SetBlock moves it).
+    declare(v_, vblock * (int64_t{nv_} * w_ * (chunk_v_ ? sb_ : 1)));
   }
   Expr rest = _Index(sem::ThreadIndexKind::GroupId, v_outer_ ? 1 : 2);
   for (size_t k = 0; k < grid_.size(); ++k) {

@@ -190,6 +190,43 @@ TEST_P(CpuForms, ColumnReductionsInTheVectorForm) {
   EXPECT_NE(plans.find("along c (max)"), std::string::npos) << plans;
 }
 
+// Column reductions of inputs larger than the caches walk the rows in
+// chunks of a few steps, each work item covering a strip of v blocks with
+// its accumulators in memory (PlanColumnChunks): rows split in 8 or 7, two
+// levels of reduction, v's tail (2050 = 32 * 64 + 2) in the strip's last
+// block, post-ops after the last chunk, max from its identity; 2053 rows
+// (prime) keep one pass. Inputs of 16-17 MB: above 4 times the L2 total of
+// two cores with 2 MB each.
+TEST_P(CpuForms, LargeColumnReductionsWalkTheRowsInChunks) {
+  struct C {
+    const char* source;
+    lang::Shape shape;
+    const char* chunks;  // the plan's chunk loops on llvm, or null: none
+  };
+  const char* sum = "function (X[N, M]) -> (Y) { Y[j : M] = +(X[i, j]); }";
+  const char* max = "function (X[N, M]) -> (Y) { Y[j : M] = >(X[i, j]); }";
+  const char* mean = R"(function (X[B, N, M]) -> (Y) {
+  S[b, j : B, M] = +(X[b, i, j]);
+  Y = S / N;
+})";
+  const char* two = "function (X[A, K, M]) -> (Y) { Y[j : M] = +(X[a, k, j]); }";
+  for (const C& c : {C{sum, F32({2056, 2050}), "Reduction chunks: i/8 "},
+                     C{sum, F32({2051, 2048}), "Reduction chunks: i/7 "},
+                     C{max, F32({2056, 2049}), "Reduction chunks: i/8 "},
+                     C{mean, F32({3, 1400, 1000}), "Reduction chunks: i/8 "},
+                     C{two, F32({300, 8, 1800}), "Reduction chunks: a "},
+                     C{sum, F32({2053, 2048}), nullptr}}) {
+    std::string name = fmt::format("column reduction of {}", lang::ToString(c.shape));
+    std::string plans = Check({c.source, {{"X", c.shape}}}, name);
+    if (GetParam() != "llvm") continue;
+    EXPECT_EQ(plans.find("Reduction chunks") != std::string::npos, c.chunks != nullptr) << name << "\n" << plans;
+    if (c.chunks) {
+      EXPECT_NE(plans.find(c.chunks), std::string::npos) << name << "\n" << plans;
+      EXPECT_NE(plans.find(" j blocks"), std::string::npos) << name << "\n" << plans;
+    }
+  }
+}
+
 TEST_P(CpuForms, SplitReductions) {
   // Too few outputs for the cores: partial results per row (i), then a
   // combine kernel over them; every aggregation, floats and integers.
