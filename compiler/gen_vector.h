@@ -291,6 +291,7 @@ class VecGen {
   bool chunk_v_ = false;  // the SB blocks are along v (PlanColumnChunks), not p
   int chunk_levels_ = 0;
   int64_t chunk_split_ = 0;
+  int64_t chunk_inner_ = 0;  // steps of the split level's inner loop being emitted (EmitChunked)
   int64_t chunk_bytes_ = 0;  // vector-input bytes one chunk reads
 };
 

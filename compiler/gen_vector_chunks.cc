@@ -74,11 +74,12 @@ void VecGen::PlanColumnChunks() {
   } else {
     for (size_t c = 0; c < flat_.constraints.size(); ++c)
       if (flat_.constraints[c].lhs[r] != 0) return;
+    // A divisor near 8, else chunks of 8 and a shorter last one.
     int64_t part = 0;
     for (int64_t d : {kSteps, int64_t{7}, int64_t{6}, int64_t{5}, int64_t{9}, int64_t{10}, int64_t{12},
                       kMinSteps, int64_t{14}, int64_t{15}, kMaxSteps})
       if (part == 0 && range % d == 0) part = d;
-    if (part == 0) return;
+    if (part == 0) part = kSteps;
     chunk_levels_ = last;
     chunk_split_ = part;
   }
@@ -94,6 +95,7 @@ void VecGen::PlanColumnChunks() {
   }
   sb_ = static_cast<int>(sb);
   chunk_v_ = true;
+  chunk_inner_ = chunk_split_;
   chunk_bytes_ = SaturatingMul(chunk_split_ > 0 ? chunk_split_ : steps(chunk_levels_), sb * block_bytes);
 }
 
@@ -136,6 +138,7 @@ void VecGen::PlanChunks() {
     if (part == 0 || part == range) return;
     chunk_levels_ = last;
     chunk_split_ = part;
+    chunk_inner_ = part;
     chunk_bytes_ = part * step;
   }
   // A chunk must be long enough to pay for loading and storing the block's
@@ -193,15 +196,15 @@ void VecGen::EmitChunked(std::vector<Stmt>& top) {
   for (int k = 0; k < chunk_levels_; ++k) pos_[reductions_[k]] = _Var(names_[reductions_[k]], Type::Index());
   // One chunk at the current positions: every block of the work item, in a
   // loop, or (ConstRows) one copy per block with p's position a constant.
-  auto chunk = [&]() -> Stmt {
-    auto one_block = [&](Expr b) {
-      std::vector<Stmt> body;
-      load_accs(b, body);
-      body.push_back(Reduce(chunk_levels_));
-      for (int pp = 0; pp < pb_; ++pp)
-        for (int vv = 0; vv < nv_; ++vv) body.push_back(_Store(part, slot(b, pp, vv), Acc(pp, vv)));
-      return body;
-    };
+  auto one_block = [&](Expr b) {
+    std::vector<Stmt> body;
+    load_accs(b, body);
+    body.push_back(Reduce(chunk_levels_));
+    for (int pp = 0; pp < pb_; ++pp)
+      for (int vv = 0; vv < nv_; ++vv) body.push_back(_Store(part, slot(b, pp, vv), Acc(pp, vv)));
+    return body;
+  };
+  auto blocks_of = [&]() -> Stmt {
     Stmt blocks_stmt;
     if (ConstRows() && !chunk_v_) {
       Expr var = pos_[p_];
@@ -219,11 +222,23 @@ void VecGen::EmitChunked(std::vector<Stmt>& top) {
       body.insert(body.begin(), SetBlock(blk));
       blocks_stmt = _NoUnroll(_For("blk_", I(0), blocks, 1, _Block(std::move(body))));
     }
-    if (chunk_split_ > 0) {
-      int r = reductions_[chunk_levels_];
-      blocks_stmt = _For(names_[r] + "_o", I(0), I(flat_.indices[r].range / chunk_split_), 1, blocks_stmt);
-    }
     return blocks_stmt;
+  };
+  // A split level: its whole chunks, then the remainder as one more chunk
+  // of range % split steps (chunk_inner_).
+  auto chunk = [&]() -> Stmt {
+    if (chunk_split_ == 0) return blocks_of();
+    int r = reductions_[chunk_levels_];
+    int64_t whole = flat_.indices[r].range / chunk_split_, rest = flat_.indices[r].range % chunk_split_;
+    std::vector<Stmt> parts;
+    chunk_inner_ = chunk_split_;
+    parts.push_back(_For(names_[r] + "_o", I(0), I(whole), 1, blocks_of()));
+    if (rest > 0) {
+      chunk_inner_ = rest;
+      parts.push_back(_For(names_[r] + "_o", I(whole), I(whole + 1), 1, blocks_of()));
+      chunk_inner_ = chunk_split_;
+    }
+    return _Block(std::move(parts));
   };
   top.push_back(LoopsOrCopies(0, chunk_levels_ - 1, chunk, false, false));
   for (int k = 0; k < chunk_levels_; ++k) pos_[reductions_[k]] = nullptr;

@@ -330,7 +330,7 @@ Stmt VecGen::ReductionLoops(int from, int to, Stmt inner, bool no_unroll_last, b
   for (int k = to; k >= from; --k) {
     int r = reductions_[k];
     if (k == chunk_levels_ && chunk_split_ > 0) {  // the inner part of a split level
-      inner = _For(names_[r] + "_i", I(0), I(chunk_split_), 1, inner);
+      inner = _For(names_[r] + "_i", I(0), I(chunk_inner_), 1, inner);
     } else {
       Expr begin = I(0), end = I(flat_.indices[r].range);
       for (size_t n = 0; n < flat_.constraints.size() && !whole_ranges; ++n) {
