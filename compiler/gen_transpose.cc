@@ -91,7 +91,7 @@ class TransposeGen {
     out.function.body = _Block(std::move(top));
     out.function.work_group_size = std::array<int64_t, 3>{1, 1, 1};
     out.local = {1, 1, 1};
-    out.global = {Ceil(Ceil(range_n_, w_), tn_), Ceil(Ceil(range_o_, w_), to_), grid_items_};
+    out.global = {GroupsN(), GroupsO(), grid_items_};
     out.vector_plan = PlanText(tail);
     return out;
   }
@@ -172,11 +172,10 @@ class TransposeGen {
   // (best of 4 alternations): transpose 2047² 1.31 -> 0.87 ms, 2048² 0.71
   // -> 0.64 ms, 1000 x 3000 0.33 -> 0.39 ms (within the noise).
   void PlanTileBlocks() {
-    int64_t tiles_o = (range_o_ + w_ - 1) / w_, tiles_n = (range_n_ + w_ - 1) / w_;
-    to_ = std::min<int64_t>(8, tiles_o);
-    tn_ = std::min<int64_t>(8, tiles_n);
+    to_ = std::min<int64_t>(8, Ceil(range_o_, w_));
+    tn_ = std::min<int64_t>(8, Ceil(range_n_, w_));
     int64_t want = 4 * std::max<int64_t>(hw_.compute_units, 1);
-    auto items = [&] { return SaturatingMul(Ceil(tiles_o, to_) * Ceil(tiles_n, tn_), grid_items_); };
+    auto items = [&] { return SaturatingMul(GroupsO() * GroupsN(), grid_items_); };
     while (to_ * tn_ > 1 && items() < want) {
       int64_t& larger = to_ >= tn_ ? to_ : tn_;
       larger /= 2;
@@ -214,14 +213,17 @@ class TransposeGen {
     auto tiles = [](int64_t t, const std::string& name) {
       return t == 1 ? name + " tile" : fmt::format("{} {} tiles", t, name);
     };
-    s += fmt::format("Grid: {} x {} x {} work items (one per {}, {}, {})\n", Ceil(Ceil(range_n_, w_), tn_),
-                     Ceil(Ceil(range_o_, w_), to_), grid_items_, tiles(tn_, names(run_n_)),
+    s += fmt::format("Grid: {} x {} x {} work items (one per {}, {}, {})\n", GroupsN(), GroupsO(), grid_items_,
+                     tiles(tn_, names(run_n_)),
                      tiles(to_, names(run_o_)), grid_.empty() ? std::string("-") : names(grid_));
     return s;
   }
 
   Type VecType() const { return Type::Scalar(dtype_, static_cast<int>(w_)); }
   static int64_t Ceil(int64_t a, int64_t b) { return (a + b - 1) / b; }
+  // Launch dimensions 0 and 1: groups of TN tiles along n, of TO along o.
+  int64_t GroupsN() const { return Ceil(Ceil(range_n_, w_), tn_); }
+  int64_t GroupsO() const { return Ceil(Ceil(range_o_, w_), to_); }
   Expr I(int64_t v) const { return _Const(v); }
 
   // Element offset of access `a` at the tile's corner moved by (do, dn).

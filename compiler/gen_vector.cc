@@ -336,7 +336,7 @@ bool VecGen::ConstRows() const {
   // Chunked, every block in one work item: at most this many copies.
   constexpr int64_t kMaxCopiedBlocks = 4;
   if (p_ < 0) return false;
-  return Chunked() && !chunk_v_ ? PGroups() == 1 && pblocks_ <= kMaxCopiedBlocks : pblocks_ == 1;
+  return PChunked() ? PGroups() == 1 && pblocks_ <= kMaxCopiedBlocks : pblocks_ == 1;
 }
 
 void VecGen::PlanUnrolledGuards() {
@@ -475,7 +475,7 @@ std::string VecGen::PlanText() const {
   std::string p_name = p_ >= 0 ? flat_.indices[p_].name : std::string("-");
   std::string rest = grid.empty() ? std::string("-") : fmt::format("{}", fmt::join(grid, ", "));
   const std::string& v_name = flat_.indices[q_ >= 0 ? q_ : v_].name;
-  std::string p_blocks = Chunked() && !chunk_v_ ? fmt::format("{} {} blocks", sb_, p_name) : p_name + " block";
+  std::string p_blocks = PChunked() ? fmt::format("{} {} blocks", sb_, p_name) : p_name + " block";
   std::string v_blocks = chunk_v_ ? fmt::format("{} {} blocks", sb_, v_name) : v_name + " block";
   if (v_outer_)
     s += fmt::format("Grid: {} x {} x {} work items (one per {}, {}, {}: outermost)\n",

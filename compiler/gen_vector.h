@@ -225,13 +225,15 @@ class VecGen {
   // chunk_v_).
   void PlanColumnChunks();
   bool Chunked() const { return sb_ > 1; }
+  // Chunked with the SB blocks along p (PlanChunks), not v (PlanColumnChunks).
+  bool PChunked() const { return Chunked() && !chunk_v_; }
   // The body of a chunked work item (instead of the accumulators, Compute
   // and Epilogues of Run).
   void EmitChunked(std::vector<Stmt>& top);
   // Sets p's position to block s of the work item (a Stmt assigning it).
   Stmt SetBlock(Expr s) const;
   // Launch dimension 0: p blocks, or groups of SB of them.
-  int64_t PGroups() const { return Chunked() && !chunk_v_ ? (pblocks_ + sb_ - 1) / sb_ : pblocks_; }
+  int64_t PGroups() const { return PChunked() ? (pblocks_ + sb_ - 1) / sb_ : pblocks_; }
   // The launch dimension of v: v blocks, or groups of SB of them (chunk_v_).
   int64_t VGroups() const { return chunk_v_ ? (vblocks_ + sb_ - 1) / sb_ : vblocks_; }
   int VDim() const { return v_outer_ ? 2 : 1; }

@@ -95,7 +95,6 @@ void VecGen::PlanColumnChunks() {
   }
   sb_ = static_cast<int>(sb);
   chunk_v_ = true;
-  chunk_inner_ = chunk_split_;
   chunk_bytes_ = SaturatingMul(chunk_split_ > 0 ? chunk_split_ : steps(chunk_levels_), sb * block_bytes);
 }
 
@@ -138,7 +137,6 @@ void VecGen::PlanChunks() {
     if (part == 0 || part == range) return;
     chunk_levels_ = last;
     chunk_split_ = part;
-    chunk_inner_ = part;
     chunk_bytes_ = part * step;
   }
   // A chunk must be long enough to pay for loading and storing the block's
@@ -206,7 +204,7 @@ void VecGen::EmitChunked(std::vector<Stmt>& top) {
   };
   auto blocks_of = [&]() -> Stmt {
     Stmt blocks_stmt;
-    if (ConstRows() && !chunk_v_) {
+    if (PChunked() && ConstRows()) {
       Expr var = pos_[p_];
       std::vector<Stmt> copies;
       for (int64_t b = 0; b < pblocks_; ++b) {

@@ -28,10 +28,9 @@ void VecGen::DeclarePositions(std::vector<Stmt>& top) {
   // consecutive work items reuse the same vector-input panel in cache.
   if (p_ >= 0) {
     // Chunked: SB blocks per work item, the position set per block (SetBlock).
-    bool p_chunks = Chunked() && !chunk_v_;
-    Expr start = _Index(sem::ThreadIndexKind::GroupId, 0) * (int64_t{pb_} * (p_chunks ? sb_ : 1));
-    if (p_shift_ && !p_chunks) start = _Min(start, I(flat_.indices[p_].range - pb_));
-    if (!p_chunks && ConstRows())
+    Expr start = _Index(sem::ThreadIndexKind::GroupId, 0) * (int64_t{pb_} * (PChunked() ? sb_ : 1));
+    if (p_shift_ && !PChunked()) start = _Min(start, I(flat_.indices[p_].range - pb_));
+    if (!PChunked() && ConstRows())
       pos_[p_] = I(0);  // one block, at row 0: a constant (PlanUnrolledGuards)
     else
       declare(p_, start);

@@ -392,12 +392,8 @@ class FunctionEmitter {
       case NodeKind::VectorShuffle: {
         // shuffle2's mask: unsigned lanes as wide as the operands' (uint16 for float16).
         auto& n = static_cast<const VectorShuffle&>(*e);
-        const Type& t = n.a->type;
-        int bits = t.IsIndex() ? IndexBits()
-                   : t.dtype == DataType::F16 && EmulateHalf() ? 32
-                                                               : lang::BitWidth(t.dtype);
         return fmt::format("shuffle2({}, {}, (u{})({}))", E(n.a), E(n.b),
-                           MaskType(bits, static_cast<int>(n.lanes.size())),
+                           MaskType(ElemBits(n.a->type), static_cast<int>(n.lanes.size())),
                            fmt::join(n.lanes, ", "));
       }
       default: TILEC_UNREACHABLE("expression kind {}", sem::Name(e->kind));
