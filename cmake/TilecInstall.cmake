@@ -38,10 +38,7 @@ add_custom_command(OUTPUT ${TILEC_STATIC}
   COMMENT "Merging the Tilec libraries into libtilec.a")
 add_custom_target(tilec_static ALL DEPENDS ${TILEC_STATIC})
 
-# What a program linking libtilec.a needs besides it (hal/ found these; its
-# imported targets are not visible here).
-find_package(OpenCL REQUIRED)
-find_package(LLVM 19.1 REQUIRED CONFIG PATHS /usr/lib/llvm-19/lib/cmake/llvm NO_DEFAULT_PATH)
+# What a program linking libtilec.a needs besides it.
 set(TILEC_STATIC_DEPS "$<TARGET_FILE:LLVM>;$<TARGET_FILE:OpenCL::OpenCL>;$<TARGET_FILE:fmt::fmt>;stdc++;m;pthread;dl")
 
 install(TARGETS tilec_shared LIBRARY DESTINATION ${CMAKE_INSTALL_LIBDIR})
