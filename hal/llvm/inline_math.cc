@@ -33,7 +33,7 @@ constexpr float kErfOne = 3.92f;  // erfc(3.92) < 2^-25: erf rounds to ±1 from 
 
 // pow's f64 tier bound: |y·log2 x| below it keeps the f32 result normal.
 constexpr double kPowExponentLimit = 126.0;
-// pow's f32 tier bound on |y·log2 m| (PowInF32).
+// pow's f32 tier bound on |y·log2 m| (PowFast).
 constexpr float kPowF32ProductLimit = 8.0f;
 
 llvm::Value* Fma(llvm::IRBuilder<>& b, llvm::Value* x, llvm::Value* y, llvm::Value* z) {
@@ -135,12 +135,13 @@ llvm::Value* IfThen(llvm::IRBuilder<>& b, llvm::Value* cond, const std::function
   return phi;
 }
 
-bool HasInlineMath(sem::CallFn fn, int width) {
-  return fn == sem::CallFn::Erf ||
-         ((fn == sem::CallFn::Pow || fn == sem::CallFn::Exp || fn == sem::CallFn::Log) && width > 1);
+bool HasFastPath(sem::CallFn fn, int width) {
+  return (fn == sem::CallFn::Pow || fn == sem::CallFn::Exp || fn == sem::CallFn::Log) && width > 1;
 }
 
-llvm::Value* InlineExp(llvm::IRBuilder<>& b, llvm::Value* x, const std::function<llvm::Value*()>& fallback) {
+bool HasInlineMath(sem::CallFn fn, int width) { return fn == sem::CallFn::Erf || HasFastPath(fn, width); }
+
+FastMath ExpFast(llvm::IRBuilder<>& b, llvm::Value* x) {
   llvm::Type* fty = x->getType();
   auto f = [&](double v) { return llvm::ConstantFP::get(fty, v); };
   // n = round(x / ln 2), r = x − n·ln 2 in two steps (Cody and Waite: ln 2's
@@ -150,11 +151,15 @@ llvm::Value* InlineExp(llvm::IRBuilder<>& b, llvm::Value* x, const std::function
   r = Fma(b, n, f(-1.4286068203094172e-06), r);
   llvm::Value* fast = b.CreateFMul(OnePlus(b, kExpR, std::size(kExpR), r), Exp2OfInteger(b, n, fty));
   // Outside |x| < 87 (and NaN, which compares false): the library.
-  llvm::Value* ok = b.CreateFCmpOLT(Unary(b, llvm::Intrinsic::fabs, x), f(kExpArgumentLimit));
-  return FastOrLibrary(b, fast, ok, "exp", fallback);
+  return {fast, b.CreateFCmpOLT(Unary(b, llvm::Intrinsic::fabs, x), f(kExpArgumentLimit))};
 }
 
-llvm::Value* InlineLog(llvm::IRBuilder<>& b, llvm::Value* x, const std::function<llvm::Value*()>& fallback) {
+llvm::Value* InlineExp(llvm::IRBuilder<>& b, llvm::Value* x, const std::function<llvm::Value*()>& fallback) {
+  FastMath e = ExpFast(b, x);
+  return FastOrLibrary(b, e.value, e.ok, "exp", fallback);
+}
+
+FastMath LogFast(llvm::IRBuilder<>& b, llvm::Value* x) {
   llvm::Type* fty = x->getType();
   unsigned lanes = llvm::cast<llvm::FixedVectorType>(fty)->getNumElements();
   llvm::Type* ity = llvm::FixedVectorType::get(b.getInt32Ty(), lanes);
@@ -175,8 +180,12 @@ llvm::Value* InlineLog(llvm::IRBuilder<>& b, llvm::Value* x, const std::function
   llvm::Value* fast = Fma(b, kf, f(0.693145751953125), b.CreateFSub(g, corr));
   // Outside normal finite x > 0 (0, negatives, subnormals, ∞, NaN): the library.
   llvm::Value* ix = b.CreateBitCast(x, ity);
-  llvm::Value* ok = b.CreateICmpULT(b.CreateSub(ix, i(0x00800000u)), i(0x7F000000u));
-  return FastOrLibrary(b, fast, ok, "log", fallback);
+  return {fast, b.CreateICmpULT(b.CreateSub(ix, i(0x00800000u)), i(0x7F000000u))};
+}
+
+llvm::Value* InlineLog(llvm::IRBuilder<>& b, llvm::Value* x, const std::function<llvm::Value*()>& fallback) {
+  FastMath l = LogFast(b, x);
+  return FastOrLibrary(b, l.value, l.ok, "log", fallback);
 }
 
 llvm::Value* InlineErf(llvm::IRBuilder<>& b, llvm::Value* x) {
@@ -196,8 +205,6 @@ llvm::Value* InlineErf(llvm::IRBuilder<>& b, llvm::Value* x) {
   return b.CreateSelect(b.CreateFCmpUNO(x, x), x, r);
 }
 
-namespace {
-
 // pow's first tier, all in f32 lanes (16 to a zmm register, no division in
 // f64): x = 2^k·m with m in [√½, √2) from the bits; log2 m = c0·s + s³·T(s²),
 // s = (m − 1)/(m + 1), where s and c0·s are carried as f32 pairs (hi + lo:
@@ -208,7 +215,7 @@ namespace {
 // Returns the value and the lanes it holds for: x normal and finite, y
 // finite, |y·log2 m| ≤ 8 and |n| ≤ 125 (a normal result). 2^f and T are
 // scripts/fit_exp_log.py's.
-std::pair<llvm::Value*, llvm::Value*> PowInF32(llvm::IRBuilder<>& b, llvm::Value* x, llvm::Value* y) {
+FastMath PowFast(llvm::IRBuilder<>& b, llvm::Value* x, llvm::Value* y, bool reciprocal_estimate) {
   llvm::Type* fty = x->getType();
   auto f = [&](double v) { return llvm::ConstantFP::get(fty, v); };
 
@@ -217,13 +224,26 @@ std::pair<llvm::Value*, llvm::Value*> PowInF32(llvm::IRBuilder<>& b, llvm::Value
   llvm::Value* v = b.CreateFAdd(f(1.0), m);  // Fast2Sum: 1 has the larger exponent
   llvm::Value* v_lo = b.CreateFSub(m, b.CreateFSub(v, f(1.0)));
   llvm::Value* rcp = b.CreateFDiv(f(1.0), v);
+  // An estimate of 1/v within 2^-14 leaves s + s_lo within 2^-28 (the
+  // residual's product with the estimate corrects the first error); v is in
+  // [1.7, 2.5) whatever x holds, so `ninf` is true. LLVM turns the division
+  // into vrcp14ps where the function's "reciprocal-estimates" allow it
+  // (FunctionLowering::AddEstimateAttribute).
+  if (reciprocal_estimate) {
+    auto* div = llvm::cast<llvm::Instruction>(rcp);
+    div->setHasAllowReciprocal(true);
+    div->setHasNoInfs(true);
+  }
   llvm::Value* s = b.CreateFMul(u, rcp);
   llvm::Value* res = Fma(b, b.CreateFNeg(s), v, u);  // u − s·v, exact
   res = Fma(b, b.CreateFNeg(s), v_lo, res);
   llvm::Value* s_lo = b.CreateFMul(res, rcp);
-  llvm::Value* s2 = b.CreateFMul(s, s);
+  // The tail from s rounded to f32: s alone is as far from it as the
+  // reciprocal is from 1/v (2^-14 with an estimate).
+  llvm::Value* s_f32 = b.CreateFAdd(s, s_lo);
+  llvm::Value* s2 = b.CreateFMul(s_f32, s_f32);
   std::vector<float> tail_c(std::begin(kLog2Tail), std::end(kLog2Tail));
-  llvm::Value* tail = b.CreateFMul(b.CreateFMul(s, s2), Horner(b, tail_c, s2));
+  llvm::Value* tail = b.CreateFMul(b.CreateFMul(s_f32, s2), Horner(b, tail_c, s2));
   const double c0 = 2.0 / std::log(2.0);
   const float c0_hi = static_cast<float>(c0), c0_lo = static_cast<float>(c0 - c0_hi);
   llvm::Value* l_hi = b.CreateFMul(f(c0_hi), s);
@@ -239,16 +259,29 @@ std::pair<llvm::Value*, llvm::Value*> PowInF32(llvm::IRBuilder<>& b, llvm::Value
   // n from the whole of y·log2 m: t_lo holds the tail T, up to 1% of t.
   llvm::Value* n = Unary(b, llvm::Intrinsic::rint, b.CreateFAdd(a, b.CreateFAdd(t, t_lo)));
   llvm::Value* frac = b.CreateFAdd(b.CreateFAdd(b.CreateFSub(a, n), t), b.CreateFAdd(t_lo, a_lo));
-  llvm::Value* value = b.CreateFMul(Exp2OfFraction(b, frac), Exp2OfInteger(b, n, fty));
+  // 2^f lies in [√½, √2]: scaling it by 2^n (|n| ≤ 125, checked below) is an
+  // integer add to its exponent field, which keeps the multiplier free.
+  unsigned lanes = llvm::cast<llvm::FixedVectorType>(fty)->getNumElements();
+  llvm::Type* ity = llvm::FixedVectorType::get(b.getInt32Ty(), lanes);
+  auto i = [&](uint32_t v) { return llvm::ConstantInt::get(ity, v); };
+  llvm::Value* ni = b.CreateFPToSI(n, ity);
+  llvm::Value* value = b.CreateBitCast(
+      b.CreateAdd(b.CreateBitCast(Exp2OfFraction(b, frac), ity), b.CreateShl(ni, i(23))), fty);
 
-  auto abs = [&](llvm::Value* w) { return Unary(b, llvm::Intrinsic::fabs, w); };
-  llvm::Value* ok = b.CreateAnd(b.CreateFCmpOGE(x, f(std::numeric_limits<float>::min())),
-                                b.CreateFCmpOLT(x, f(INFINITY)));
-  // y = ±∞ or NaN makes t ±∞ or NaN (∞·0 at x = 1): this test fails too.
-  ok = b.CreateAnd(ok, b.CreateFCmpOLE(abs(t), f(kPowF32ProductLimit)));
-  ok = b.CreateAnd(ok, b.CreateFCmpOLE(abs(n), f(125.0)));
+  // The lanes it holds for, tested on the bits (integer compares, off the
+  // floating-point multipliers that the rest keeps busy): x normal, positive
+  // and finite; |t| <= 8, which fails for y = ±∞ or NaN too (t is then ±∞ or
+  // NaN, ∞·0 at x = 1); |n| <= 125, which fails where the conversion of a
+  // huge or NaN n gave INT_MIN.
+  llvm::Value* ok = b.CreateICmpULT(b.CreateSub(b.CreateBitCast(x, ity), i(0x00800000u)), i(0x7F000000u));
+  static_assert(kPowF32ProductLimit == 8.0f);
+  ok = b.CreateAnd(ok, b.CreateICmpULE(b.CreateAnd(b.CreateBitCast(t, ity), i(0x7FFFFFFFu)),
+                                       i(0x41000000u)));  // 8.0f's bits
+  ok = b.CreateAnd(ok, b.CreateICmpULE(b.CreateAdd(ni, i(125)), i(250)));
   return {value, ok};
 }
+
+namespace {
 
 // pow's second tier: log2 x in f64 (the atanh series of the mantissa: every
 // f32, subnormals too, is a normal f64), y·log2 x in f64 and 2^z in f32;
@@ -296,11 +329,11 @@ llvm::Value* PowInF64(llvm::IRBuilder<>& b, llvm::Value* x, llvm::Value* y,
 }  // namespace
 
 llvm::Value* InlinePow(llvm::IRBuilder<>& b, llvm::Value* x, llvm::Value* y,
-                       const std::function<llvm::Value*()>& fallback) {
-  auto [fast, ok] = PowInF32(b, x, y);
+                       const std::function<llvm::Value*()>& fallback, bool reciprocal_estimate) {
+  FastMath p = PowFast(b, x, y, reciprocal_estimate);
   return IfThen(
-      b, b.CreateOrReduce(b.CreateNot(ok)), [&] { return PowInF64(b, x, y, fallback); }, fast, "pow.wide",
-      /*unlikely=*/true);
+      b, b.CreateOrReduce(b.CreateNot(p.ok)), [&] { return PowInF64(b, x, y, fallback); }, p.value,
+      "pow.wide", /*unlikely=*/true);
 }
 
 }  // namespace tilec::hal::cpu

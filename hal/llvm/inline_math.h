@@ -43,6 +43,22 @@ llvm::Value* IfThen(llvm::IRBuilder<>& b, llvm::Value* cond, const std::function
 // Whether `fn` on f32 values of `width` lanes has an inline form here.
 bool HasInlineMath(sem::CallFn fn, int width);
 
+// The fast path of exp, log or pow alone: its value and the lanes it holds
+// for (`ok`, i1 lanes). InlineExp/InlineLog/InlinePow branch on `ok` to the
+// exact paths; FunctionLowering::VersionedDeclares tests the `ok` of a whole
+// run of statements once instead (one block, so that the scheduler can
+// interleave the independent vectors' long dependency chains).
+struct FastMath {
+  llvm::Value* value;
+  llvm::Value* ok;
+};
+// Whether `fn` on f32 values of `width` lanes has such a fast path.
+bool HasFastPath(sem::CallFn fn, int width);
+FastMath ExpFast(llvm::IRBuilder<>& b, llvm::Value* x);
+FastMath LogFast(llvm::IRBuilder<>& b, llvm::Value* x);
+// pow's f32 tier (see InlinePow for `reciprocal_estimate`).
+FastMath PowFast(llvm::IRBuilder<>& b, llvm::Value* x, llvm::Value* y, bool reciprocal_estimate);
+
 // erf(x) for a float or float vector `x`.
 llvm::Value* InlineErf(llvm::IRBuilder<>& b, llvm::Value* x);
 
@@ -59,8 +75,17 @@ llvm::Value* InlineLog(llvm::IRBuilder<>& b, llvm::Value* x, const std::function
 
 // pow(x, y) for float vectors; `fallback()` emits the library call on the
 // same arguments, run only when some lane is outside the fast path. Leaves
-// `b` at the end of a new block.
+// `b` at the end of a new block. `reciprocal_estimate`: the f32 tier's one
+// division may become a reciprocal estimate, which must then be within 2^-14
+// (AVX-512's vrcp14ps: only for whole 16-lane vectors, see
+// FunctionLowering::AddEstimateAttribute; AVX's vrcpps has 12 bits).
 llvm::Value* InlinePow(llvm::IRBuilder<>& b, llvm::Value* x, llvm::Value* y,
-                       const std::function<llvm::Value*()>& fallback);
+                       const std::function<llvm::Value*()>& fallback, bool reciprocal_estimate);
+
+// The function attribute that lets LLVM lower InlinePow's division by a
+// reciprocal estimate with no Newton step ("reciprocal-estimates"); only
+// divisions marked `arcp` are affected, and Tilec marks no other.
+inline constexpr const char* kReciprocalEstimatesAttribute = "reciprocal-estimates";
+inline constexpr const char* kReciprocalEstimatesValue = "vec-divf:0";
 
 }  // namespace tilec::hal::cpu

@@ -1,10 +1,12 @@
 // Lowering of sem types and expressions to LLVM IR (see emit_llvm.h for the
 // mapping and lower_function.h for the class).
 #include <llvm/ADT/APFloat.h>
+#include <llvm/Analysis/VectorUtils.h>
 #include <llvm/IR/Intrinsics.h>
 
 #include <algorithm>
 #include <map>
+#include <utility>
 
 #include "hal/llvm/inline_math.h"
 #include "hal/llvm/lower_function.h"
@@ -309,11 +311,17 @@ llvm::Value* FunctionLowering::BinaryValue(const Binary& n) {
 llvm::Value* FunctionLowering::Lazy(const Expr& cond, bool when,
                                     const std::function<llvm::Value*()>& taken,
                                     llvm::Value* otherwise) {
+  // A fast path's check made in a conditional block would not dominate the
+  // run's test: exact paths inside (VersionedDeclares).
+  auto saved = std::exchange(fast_checks_, nullptr);
   llvm::Value* c = Truth(cond);
-  return IfThen(b_, when ? c : b_.CreateNot(c), taken, otherwise, "lazy");
+  llvm::Value* v = IfThen(b_, when ? c : b_.CreateNot(c), taken, otherwise, "lazy");
+  fast_checks_ = saved;
+  return v;
 }
 
 llvm::Value* FunctionLowering::CondValue(const Cond& n) {
+  auto saved = std::exchange(fast_checks_, nullptr);  // as in Lazy
   llvm::Value* c = Truth(n.cond);
   auto* then_block = llvm::BasicBlock::Create(ctx_, "cond.true", fn_);
   auto* else_block = llvm::BasicBlock::Create(ctx_, "cond.false", fn_);
@@ -331,7 +339,38 @@ llvm::Value* FunctionLowering::CondValue(const Cond& n) {
   llvm::PHINode* phi = b_.CreatePHI(t->getType(), 2);
   phi->addIncoming(t, then_end);
   phi->addIncoming(f, else_end);
+  fast_checks_ = saved;
   return phi;
+}
+
+// The fast paths (inline_math.h) of several calls of `fn` on values of type
+// `t`, computed on their arguments put end to end: LLVM splits every
+// operation of the long vector into adjacent register-wide ones, so the
+// calls' dependency chains run interleaved. Appends "some lane is outside
+// the fast path" to fast_checks_ and returns each call's value.
+std::vector<llvm::Value*> FunctionLowering::FastMathCalls(CallFn fn, const Type& t,
+                                                          const std::vector<std::vector<llvm::Value*>>& calls) {
+  TILEC_CHECK(fast_checks_ && !calls.empty(), "llvm: fast paths outside a versioned run");
+  auto* float_ty = WithLanes(b_.getFloatTy(), t.width);
+  auto joined = [&](size_t arg) {
+    std::vector<llvm::Value*> parts;
+    for (const auto& args : calls) parts.push_back(b_.CreateFPCast(args[arg], float_ty));
+    return llvm::concatenateVectors(b_, parts);
+  };
+  int lanes = t.width * static_cast<int>(calls.size());
+  bool estimate = vector_isa_ == VectorIsa::Avx512 && lanes % 16 == 0;
+  FastMath m = fn == CallFn::Exp   ? ExpFast(b_, joined(0))
+               : fn == CallFn::Log ? LogFast(b_, joined(0))
+                                   : PowFast(b_, joined(0), joined(1), estimate);
+  fast_checks_->push_back(b_.CreateOrReduce(b_.CreateNot(m.ok)));
+  if (calls.size() == 1) return {b_.CreateFPCast(m.value, ValueTy(t))};
+  std::vector<llvm::Value*> out;
+  for (size_t k = 0; k < calls.size(); ++k) {
+    llvm::Value* part = b_.CreateShuffleVector(
+        m.value, llvm::createSequentialMask(static_cast<unsigned>(k) * t.width, t.width, 0));
+    out.push_back(b_.CreateFPCast(part, ValueTy(t)));
+  }
+  return out;
 }
 
 // C conversions, lane-wise.
@@ -416,12 +455,15 @@ llvm::Value* FunctionLowering::MathCall(CallFn fn, const Type& t, std::vector<ll
     }
     return out;
   };
+  if (fast_checks_ && !is_double && HasFastPath(fn, t.width))
+    return FastMathCalls(fn, t, {args}).front();  // VersionedDeclares' fast version
   llvm::Value* out = nullptr;
+  bool estimate = vector_isa_ == VectorIsa::Avx512 && t.width % 16 == 0;
   if (!is_double && HasInlineMath(fn, t.width)) {
     out = fn == CallFn::Erf   ? InlineErf(b_, args[0])
           : fn == CallFn::Exp ? InlineExp(b_, args[0], library)
           : fn == CallFn::Log ? InlineLog(b_, args[0], library)
-                              : InlinePow(b_, args[0], args[1], library);
+                              : InlinePow(b_, args[0], args[1], library, estimate);
   } else {
     out = library();
   }

@@ -70,6 +70,8 @@ class FunctionLowering {
   llvm::Value* CallValue(const sem::Call& n);
   // A library builtin (vector_math.h: exp, tanh, …), in float for half.
   llvm::Value* MathCall(sem::CallFn fn, const sem::Type& t, std::vector<llvm::Value*> args);
+  std::vector<llvm::Value*> FastMathCalls(sem::CallFn fn, const sem::Type& t,
+                                          const std::vector<std::vector<llvm::Value*>>& calls);
   llvm::Value* ScalarMathCall(sem::CallFn fn, llvm::Type* ty,
                               const std::vector<llvm::Value*>& args);
   llvm::Value* VectorMathCall(const std::vector<VectorFunction>& variants, int width,
@@ -86,6 +88,10 @@ class FunctionLowering {
   // --- Statements (lower_stmt.cc) ---
   void S(const sem::Stmt& s);
   void Scoped(const sem::Stmt& s);
+  // A statement list; a run of declarations with two or more exp/log/pow
+  // calls is lowered by VersionedDeclares.
+  void Stmts(const std::vector<sem::Stmt>& stmts);
+  void VersionedDeclares(const std::vector<sem::Stmt>& stmts, size_t begin, size_t end);
   void DeclareStmt(const sem::Declare& n, bool per_item);
   void StoreStmt(const sem::Store& n);
   void IfStmt(const sem::If& n, bool uniform);
@@ -99,6 +105,8 @@ class FunctionLowering {
   void EmitKernel();
   void EmitHelper();
   void EmitGroupsEntry(llvm::Function* kernel);
+  // With AVX-512, lets LLVM lower the divisions InlinePow marks by vrcp14ps.
+  void AddEstimateAttribute(llvm::Function* fn) const;
   // for (i = begin; i < end; ++i) body(i), i64, rotated; nothing if begin >= end.
   void Loop(llvm::Value* begin, llvm::Value* end, const std::string& name,
             const std::function<void(llvm::Value*)>& body);
@@ -129,6 +137,9 @@ class FunctionLowering {
   llvm::Value* done_ = nullptr;           // barrier form: [group size x i8] returned flags
 
   std::vector<std::map<std::string, Var>> scopes_;
+  // While VersionedDeclares lowers a run's fast version: MathCall takes the
+  // fast paths and appends here whether some lane is outside (an i1).
+  std::vector<llvm::Value*>* fast_checks_ = nullptr;
   std::unordered_map<const sem::StmtNode*, bool> has_barrier_;
 };
 

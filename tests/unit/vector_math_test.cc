@@ -44,19 +44,30 @@ size_t Count(const std::string& text, const std::string& what) {
 Type Ptr(DataType d) { return Type::Pointer(Type::Scalar(d), sem::AddressSpace::Global); }
 
 // For i = 0, step, … < n (step = the sum of `widths`): o[i ..] = fn(x[i ..],
-// y[i ..]) on a vector of each of `widths` in turn.
-sem::Function MathKernel(CallFn fn, DataType d, std::vector<int> widths, int64_t n) {
+// y[i ..]) on a vector of each of `widths` in turn. `declared`: each value
+// is first declared in a variable of its own, all before the stores, as the
+// vector form writes an unrolled row (a run of declarations, which the LLVM
+// backend lowers with one test of all fast paths and batches same-width
+// calls in one long vector: FunctionLowering::VersionedDeclares).
+sem::Function MathKernel(CallFn fn, DataType d, std::vector<int> widths, int64_t n, bool declared = false) {
   Expr x = _Var("x", Ptr(d)), y = _Var("y", Ptr(d)), o = _Var("o", Ptr(d));
   Expr i = _Var("i", Type::Index());
-  std::vector<sem::Stmt> body;
+  std::vector<sem::Stmt> body, stores;
   int step = 0;
   for (int width : widths) {
     Expr at = i + _Const(step);
     std::vector<Expr> args = {_Load(x, at, width), _Load(y, at, width)};
     args.resize(static_cast<size_t>(sem::Arity(fn)));
-    body.push_back(_Store(o, at, _Call(fn, args)));
+    Expr value = _Call(fn, args);
+    if (declared) {
+      std::string name = fmt::format("r{}", body.size());
+      body.push_back(_Declare(value->type, name, value));
+      value = _Var(name, value->type);
+    }
+    stores.push_back(_Store(o, at, value));
     step += width;
   }
+  body.insert(body.end(), stores.begin(), stores.end());
   sem::Function f;
   f.name = "k";
   f.params = {{"x", Ptr(d), true}, {"y", Ptr(d), true}, {"o", Ptr(d), true}};
@@ -147,8 +158,24 @@ TEST(VectorMath, InlineErfPowAndExpOnF32) {
   EXPECT_EQ(Count(ir, "call <16 x float> @_ZGVeN16vv_powf("), 1u) << ir;
   EXPECT_NE(ir.find("pow.special:"), std::string::npos) << ir;
   EXPECT_NE(ir.find("pow.wide.special:"), std::string::npos) << ir;  // the f64 tier's block
-  EXPECT_EQ(Count(ir, "fdiv <16 x float>"), 1u) << ir;               // the f32 tier's 1/(m + 1)
+  // The f32 tier's 1/(m + 1), which AVX-512 may estimate (vrcp14ps, within
+  // 2^-14): only whole 16-lane vectors, and only that division.
+  EXPECT_EQ(Count(ir, "fdiv ninf arcp <16 x float>"), 1u) << ir;
+  EXPECT_EQ(Count(ir, "arcp"), 1u) << ir;
+  EXPECT_EQ(Count(ir, "\"reciprocal-estimates\"=\"vec-divf:0\""), 1u) << ir;
   EXPECT_EQ(Count(ir, "fdiv <16 x double>"), 1u) << ir;
+  // Without AVX-512 (vrcpps has 12 bits) and on 8 lanes: a division.
+  EmitOptions avx2;
+  avx2.vector_isa = VectorIsa::Avx2;
+  for (const std::string& text :
+       {EmitLLVMText(ModuleOf(MathKernel(CallFn::Pow, DataType::F32, {16}, 32)), avx2),
+        EmitLLVMText(ModuleOf(MathKernel(CallFn::Pow, DataType::F32, {8}, 16)), avx512)}) {
+    EXPECT_EQ(Count(text, "arcp"), 0u) << text;
+    EXPECT_EQ(Count(text, "fdiv <"), 2u) << text;
+  }
+  EXPECT_EQ(Count(EmitLLVMText(ModuleOf(MathKernel(CallFn::Pow, DataType::F32, {16}, 32)), avx2),
+                  "reciprocal-estimates"),
+            0u);
   ir = EmitLLVMText(ModuleOf(MathKernel(CallFn::Exp, DataType::F32, {16}, 32)), avx512);
   EXPECT_EQ(Count(ir, "call <16 x float> @_ZGVeN16v_expf("), 1u) << ir;
   EXPECT_NE(ir.find("exp.special:"), std::string::npos) << ir;
@@ -211,12 +238,13 @@ std::vector<T> Uniform(double lo, double hi, size_t n, uint64_t seed) {
 }
 
 // Runs MathKernel on vectors of 16, 8, 4 and 2 lanes (every variant, a
-// padded tail) on the device.
+// padded tail) on the device, or on `widths`.
 template <typename T>
-std::vector<T> RunKernel(CallFn fn, DataType d, const std::vector<T>& x, const std::vector<T>& y) {
+std::vector<T> RunKernel(CallFn fn, DataType d, const std::vector<T>& x, const std::vector<T>& y,
+                         std::vector<int> widths = {16, 8, 4, 2}, bool declared = false) {
   compiler::CompiledProgram program;
   compiler::CompiledKernel k;
-  k.code.function = MathKernel(fn, d, {16, 8, 4, 2}, static_cast<int64_t>(x.size()));
+  k.code.function = MathKernel(fn, d, std::move(widths), static_cast<int64_t>(x.size()), declared);
   k.code.global = k.code.local = {1, 1, 1};
   program.kernels.push_back(k);
   std::unique_ptr<Executable> exe = Device()->Build(program);
@@ -398,6 +426,87 @@ TEST(VectorMath, InlineExpAtTheEdges) {
   for (size_t i = 0; i < n; ++i)
     EXPECT_LE(testing::UlpDistance(got[i], std::exp(x[i])), 3)
         << "exp(" << x[i] << ") = " << got[i] << ", expf: " << std::exp(x[i]);
+}
+
+// A run of declarations with exp, log or pow (the vector form's unrolled
+// rows): their fast paths in one block, same-width calls in one long vector
+// (four 16-lane pows: one <64 x float> computation, one reciprocal
+// estimate), one test of all lanes, and the run again with the exact paths
+// (each call's own tiers and library fallback) in the `exact` block.
+TEST(VectorMath, RunsOfCallsShareOneTestOfTheirFastPaths) {
+  EmitOptions avx512;
+  avx512.vector_isa = VectorIsa::Avx512;
+  std::string ir =
+      EmitLLVMText(ModuleOf(MathKernel(CallFn::Pow, DataType::F32, {16, 16, 16, 16, 8}, 72, true)), avx512);
+  EXPECT_EQ(Count(ir, "\nexact:"), 1u) << ir;
+  EXPECT_EQ(Count(ir, "fdiv ninf arcp <64 x float>"), 1u) << ir;  // the batch
+  EXPECT_EQ(Count(ir, "fdiv <8 x float>"), 2u) << ir;               // alone: fast, then exact
+  EXPECT_EQ(Count(ir, "fdiv ninf arcp <16 x float>"), 4u) << ir;   // the exact paths
+  EXPECT_EQ(Count(ir, "\npow.wide.special"), 5u) << ir;
+  EXPECT_EQ(Count(ir, "call <16 x float> @_ZGVeN16vv_powf("), 4u) << ir;
+  ir = EmitLLVMText(ModuleOf(MathKernel(CallFn::Exp, DataType::F32, {16, 16}, 32, true)), avx512);
+  EXPECT_EQ(Count(ir, "\nexact:"), 1u) << ir;
+  EXPECT_EQ(Count(ir, "call <32 x float> @llvm.rint.v32f32("), 1u) << ir;
+  // A call reading a variable of the batch starts a new one (still one test).
+  sem::Function chain = MathKernel(CallFn::Exp, DataType::F32, {16}, 16, true);
+  Type f16 = Type::Scalar(DataType::F32, 16);
+  auto& loop = static_cast<const sem::For&>(*static_cast<const sem::Block&>(*chain.body).stmts[0]);
+  std::vector<sem::Stmt> body = static_cast<const sem::Block&>(*loop.body).stmts;
+  body.insert(body.begin() + 1, _Declare(f16, "r1", _Call(CallFn::Exp, {_Var("r0", f16)})));
+  chain.body = _Block({_For("i", 0, 16, 16, _Block(std::move(body)))});
+  ir = EmitLLVMText(ModuleOf(chain), avx512);
+  EXPECT_EQ(Count(ir, "\nexact:"), 1u) << ir;
+  EXPECT_EQ(Count(ir, "<32 x float>"), 0u) << ir;
+  EXPECT_EQ(Count(ir, "call <16 x float> @llvm.rint.v16f32("), 4u) << ir;  // 2 fast, 2 exact
+  // One fast call alone is not versioned.
+  ir = EmitLLVMText(ModuleOf(MathKernel(CallFn::Exp, DataType::F32, {16}, 16, true)), avx512);
+  EXPECT_EQ(Count(ir, "exact"), 0u) << ir;
+  EXPECT_EQ(Count(ir, "\nexp.special:"), 1u) << ir;
+}
+
+// The same runs on the device: one special lane (each of pow's, exp's and
+// log's edges above) in one of the batched vectors or in the 8-lane one
+// sends the whole run to the exact paths, whose results for those lanes
+// equal glibc's scalar function; every other lane of the run stays within
+// the bound. Ordinary steps (no special lane) take the fast paths.
+TEST(VectorMath, RunsOfCallsAtTheEdges) {
+  const float inf = std::numeric_limits<float>::infinity(), nan = std::nanf("");
+  const std::vector<int> widths = {16, 16, 16, 16, 8, 4, 2};
+  const size_t step = 78;
+  struct Edge {
+    CallFn fn;
+    std::vector<std::pair<float, float>> special;  // (x, y): exact results
+    float lo, hi;                                  // ordinary x
+    double (*want)(double, double);
+  };
+  const std::vector<Edge> edges = {
+      {CallFn::Pow,
+       {{0.0f, 2.0f}, {-2.0f, 3.0f}, {-2.0f, 0.5f}, {inf, 0.5f}, {nan, 2.0f}, {2.0f, nan}, {0.5f, inf},
+        {10.0f, 40.0f}, {2.0f, -149.0f}, {1e-40f, 1.0f}, {1.3f, 200.0f}},
+       0.5f, 2.0f, [](double x, double y) { return static_cast<double>(std::pow(static_cast<float>(x), static_cast<float>(y))); }},
+      {CallFn::Exp, {{88.73f, 0}, {-104.0f, 0}, {inf, 0}, {-inf, 0}, {nan, 0}, {-150.0f, 0}},
+       -10.0f, 10.0f, [](double x, double) { return static_cast<double>(std::exp(static_cast<float>(x))); }},
+      {CallFn::Log, {{0.0f, 0}, {-1.0f, 0}, {1e-40f, 0}, {inf, 0}, {nan, 0}, {-inf, 0}},
+       0.01f, 100.0f, [](double x, double) { return static_cast<double>(std::log(static_cast<float>(x))); }},
+  };
+  for (const Edge& e : edges) {
+    // Step k holds special case k at lane 5 + 13·k of the step (in one of the
+    // four batched vectors or the 8-lane one); the last steps have none.
+    const size_t steps = e.special.size() + 3, n = step * steps;
+    std::vector<float> x = Uniform<float>(e.lo, e.hi, n, 31), y = Uniform<float>(-4, 4, n, 32);
+    std::vector<bool> special(n, false);
+    for (size_t k = 0; k < e.special.size(); ++k) {
+      size_t at = step * k + (5 + 13 * k) % 72;
+      x[at] = e.special[k].first, y[at] = e.special[k].second, special[at] = true;
+    }
+    std::vector<float> got = RunKernel<float>(e.fn, DataType::F32, x, y, widths, /*declared=*/true);
+    for (size_t i = 0; i < n; ++i) {
+      auto want = static_cast<float>(e.want(x[i], y[i]));
+      EXPECT_LE(testing::UlpDistance(got[i], want), special[i] ? 0 : 3)
+          << sem::Name(e.fn) << "(" << x[i] << ", " << y[i] << ") = " << got[i] << ", libm: " << want
+          << " at " << i;
+    }
+  }
 }
 
 TEST(VectorMath, AccuracyF64ExplicitVectors) { CheckExplicitVectors<double>(DataType::F64); }
