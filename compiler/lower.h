@@ -20,7 +20,8 @@ struct LowerOptions {
   // With relayout_for_vectors: the elements of the vector index one work
   // item covers (lanes x vectors). An input read along a longer vector index
   // is copied in panels of this many, so each work item reads a contiguous
-  // panel (as BLAS packs its operands). 0: no panels.
+  // panel (as BLAS packs its operands), where each of its elements is used
+  // at least kPanelMinUses (512) times (lower.cc). 0: no panels.
   int64_t vector_block = 0;
   // Panels whose last one is padded (the vector index's range is no
   // multiple of vector_block; see Lower's PanelWidth), or panels of an input

@@ -153,8 +153,8 @@ TEST(LlvmPipeline, PanelsBlockedLayoutsAndStreamingStores) {
   int64_t big = (Device()->hardware_model().l2_bytes * 8 *
                  std::max<int64_t>(Device()->hardware_model().compute_units, 1)) / 4 + 64;
   std::vector<std::pair<Case, std::string>> cases = {
-      {{mm, {{"A", F32({37, 9})}, {"B", F32({9, 192})}}}, "along j%64"},
-      {{mm, {{"A", F32({37, 9})}, {"B", F32({9, 192})}}}, "along i1%64"},  // the copy itself
+      {{mm, {{"A", F32({521, 9})}, {"B", F32({9, 192})}}}, "along j%64"},  // 521 rows: kPanelMinUses
+      {{mm, {{"A", F32({521, 9})}, {"B", F32({9, 192})}}}, "along i1%64"},  // the copy itself
       {{blocked, {{"D", F32({1, 32, 5, 9})}, {"K", F32({3, 3, 32, 48})}}, {{"D", "nChw16c"}, {"R", "nChw16c"}}},
        "along co%16"},
       {{"function (A[N], B[N], C[N]) -> (R) { R = relu(A * B + C); }",

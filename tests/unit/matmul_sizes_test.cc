@@ -59,9 +59,9 @@ TEST_P(MatmulSizes, PaddedPanels) {
     std::string plan;
   };
   for (const Want& w : std::vector<Want>{
-           {33, 400, 333, "3 x 16 lanes of float along j%48"},
-           {29, 263, 509, "4 x 16 lanes of float along j%64"},
-           {33, 133, 1000, "3 x 16 lanes of float along j%48"},
+           {521, 400, 333, "3 x 16 lanes of float along j%48"},
+           {515, 263, 509, "4 x 16 lanes of float along j%64"},
+           {513, 133, 1000, "3 x 16 lanes of float along j%48"},
        }) {
     std::string name = fmt::format("{}x{}x{}", w.m, w.k, w.n);
     std::vector<compiler::KernelKind> kinds;
@@ -73,7 +73,7 @@ TEST_P(MatmulSizes, PaddedPanels) {
     EXPECT_FALSE(HasFill(kinds)) << name << "\n" << plans;
   }
   // f64: 8 lanes, panels of 48 along 333 (6 vectors of 8, 336 computed).
-  std::string plans = Check({testing::kMatmul, {{"A", F64({23, 200})}, {"B", F64({200, 333})}}}, "f64");
+  std::string plans = Check({testing::kMatmul, {{"A", F64({523, 200})}, {"B", F64({200, 333})}}}, "f64");
   EXPECT_NE(plans.find("B_vec0 vector"), std::string::npos) << plans;
 }
 
@@ -86,7 +86,7 @@ TEST_P(MatmulSizes, PaddedPanelsWithPostOps) {
   R = tanh(C + Bias) * 0.5 + relu(C);
 })";
   std::vector<compiler::KernelKind> kinds;
-  Case c{bias_gelu, {{"A", F32({19, 400})}, {"B", F32({400, 333})}, {"Bias", F32({333})}}};
+  Case c{bias_gelu, {{"A", F32({519, 400})}, {"B", F32({400, 333})}, {"Bias", F32({333})}}};
   std::string plans = Check(c, "bias", &kinds);
   EXPECT_NE(plans.find("B_vec0 vector\nPost-ops: on vectors"), std::string::npos) << plans;
   EXPECT_FALSE(HasFill(kinds)) << plans;
@@ -94,7 +94,7 @@ TEST_P(MatmulSizes, PaddedPanelsWithPostOps) {
   C[i, j : M, N] = +(A[i, k] * B[k, j]);
   Q = C > 0;
 })";
-  plans = Check({to_int, {{"A", F32({17, 263})}, {"B", F32({263, 509})}}}, "bool post-op");
+  plans = Check({to_int, {{"A", F32({517, 263})}, {"B", F32({263, 509})}}}, "bool post-op");
   EXPECT_NE(plans.find("B_vec0 vector\nPost-ops: lane by lane"), std::string::npos) << plans;
 }
 

@@ -130,12 +130,13 @@ TEST(OpenClVector, RelayoutCopiesSmallInputs) {
   const char* mm = "function (A[M, K], B[K, N]) -> (C) { C[i, j : M, N] = +(A[i, k] * B[k, j]); }";
   CheckVector({mm, {{"A", F32({40, 9})}, {"B", F32({9, 32})}}, {{"B", "order(1,0)"}}}, "col-major B", 1,
               true, "A broadcast, B_vec0 vector");
-  // B wider than a work item's 64 columns (PoCL: 16 lanes x 4): copied in
-  // panels of 64 columns, and j splits into j/64 and j%64.
-  CheckVector({mm, {{"A", F32({20, 7})}, {"B", F32({7, 128})}}}, "B in panels", 1, true,
+  // B wider than a work item's 64 columns (PoCL: 16 lanes x 4), each element
+  // used by 520 rows (compiler/lower.cc kPanelMinUses): copied in panels of
+  // 64 columns, and j splits into j/64 and j%64.
+  CheckVector({mm, {{"A", F32({520, 7})}, {"B", F32({7, 128})}}}, "B in panels", 1, true,
               "along j%64");
   // The copy itself reads and writes along the columns: a vector-form copy.
-  CheckVector({mm, {{"A", F32({20, 7})}, {"B", F32({7, 128})}}}, "panel copy", 0, true,
+  CheckVector({mm, {{"A", F32({520, 7})}, {"B", F32({7, 128})}}}, "panel copy", 0, true,
               "along i1%64");
   // A big input next to little work is not copied: k is contiguous in both
   // A and B, so each output element is a dot product (the reduction form).
