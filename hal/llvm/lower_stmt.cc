@@ -163,10 +163,16 @@ void FunctionLowering::Scoped(const Stmt& s) {
 }
 
 void FunctionLowering::Stmts(const std::vector<Stmt>& stmts) {
+  // A name declared already (in an enclosing scope) ends a run: the run's
+  // second version would read the new variable where the first read the old.
+  auto fresh = [&](const Stmt& s) {
+    const std::string& name = static_cast<const sem::Declare&>(*s).name;
+    return std::none_of(scopes_.begin(), scopes_.end(), [&](const auto& scope) { return scope.count(name) > 0; });
+  };
   for (size_t i = 0; i < stmts.size();) {
     size_t end = i;
     FastPathCounter calls;
-    while (end < stmts.size() && Versionable(stmts[end])) calls.Visit(stmts[end++]);
+    while (end < stmts.size() && Versionable(stmts[end]) && fresh(stmts[end])) calls.Visit(stmts[end++]);
     if (calls.count >= 2) {
       VersionedDeclares(stmts, i, end);
       i = end;
@@ -181,10 +187,9 @@ void FunctionLowering::Stmts(const std::vector<Stmt>& stmts) {
 // batched in one long vector (FastMathCalls) so that their dependency chains
 // run interleaved (one pow's chain is ~100 cycles deep, more than the
 // out-of-order window overlaps: pow + sqrt over 2048² floats 1.78 -> 1.64 ms
-// on Zen 4); then
-// one test of all their lanes, and where one is outside, the run again with
-// the exact paths (the variables are fresh, their values free of side
-// effects, so running it twice is running it once).
+// on Zen 4); then one test of all their lanes, and where one is outside, the
+// run again with the exact paths (the variables are fresh, their values free
+// of side effects, so running it twice is running it once).
 void FunctionLowering::VersionedDeclares(const std::vector<Stmt>& stmts, size_t begin, size_t end) {
   std::vector<llvm::Value*> checks;
   fast_checks_ = &checks;

@@ -509,6 +509,47 @@ TEST(VectorMath, RunsOfCallsAtTheEdges) {
   }
 }
 
+// A declaration that shadows a variable of an enclosing scope ends the run:
+// o = exp(exp(v)·0.01) + exp(v) written with an inner `v` (w = exp(v);
+// v = exp(w·0.01)). Were both in one versioned run, its exact version
+// (taken for the vectors with an x of 100: exp overflows) would compute w
+// from the inner v.
+TEST(VectorMath, RunsOfCallsEndAtAShadowedName) {
+  const Type f16 = Type::Scalar(DataType::F32, 16);
+  Expr x = _Var("x", Ptr(DataType::F32)), o = _Var("o", Ptr(DataType::F32));
+  Expr i = _Var("i", Type::Index()), v = _Var("v", f16), w = _Var("w", f16);
+  sem::Stmt inner = _Block({_Declare(f16, "w", _Call(CallFn::Exp, {v})),
+                            _Declare(f16, "v", _Call(CallFn::Exp, {w * _Float(0.01, f16)})),
+                            _Store(o, i, v + w)});
+  const int64_t n = 64 * 16;
+  sem::Function f;
+  f.name = "k";
+  f.params = {{"x", Ptr(DataType::F32), true}, {"y", Ptr(DataType::F32), true}, {"o", Ptr(DataType::F32), true}};
+  f.body = _Block({_For("i", 0, n, 16, _Block({_Declare(f16, "v", _Load(x, i, 16)), inner}))});
+  f.work_group_size = std::array<int64_t, 3>{1, 1, 1};
+  compiler::CompiledProgram program;
+  compiler::CompiledKernel k;
+  k.code.function = f;
+  k.code.global = k.code.local = {1, 1, 1};
+  program.kernels.push_back(k);
+  std::unique_ptr<Executable> exe = Device()->Build(program);
+  std::vector<float> in = Uniform<float>(-4, 4, n, 41);
+  for (size_t at = 3; at < in.size(); at += 16 * 5) in[at] = 100.0f;
+  size_t bytes = in.size() * sizeof(float);
+  std::vector<std::unique_ptr<DeviceBuffer>> bufs;
+  for (int b = 0; b < 3; ++b) {
+    bufs.push_back(Device()->Allocate(bytes));
+    Device()->Write(*bufs.back(), in.data(), bytes);
+  }
+  exe->Launch(0, {bufs[0].get(), bufs[1].get(), bufs[2].get()});
+  std::vector<float> got(in.size());
+  Device()->Read(*bufs[2], got.data(), bytes);
+  for (size_t j = 0; j < in.size(); ++j) {
+    float e = std::exp(in[j]), want = std::exp(e * 0.01f) + e;
+    EXPECT_LE(testing::UlpDistance(got[j], want), 4) << "x = " << in[j] << ": " << got[j] << ", want " << want;
+  }
+}
+
 TEST(VectorMath, AccuracyF64ExplicitVectors) { CheckExplicitVectors<double>(DataType::F64); }
 
 // Tile programs (the loop-vectorized flat form, 4099 elements: a tail) against
