@@ -49,8 +49,8 @@ bool HasInlineMath(sem::CallFn fn, int width);
 // The fast path of exp, log or pow alone: its value and the lanes it holds
 // for (`ok`, i1 lanes). InlineExp/InlineLog/InlinePow branch on `ok` to the
 // exact paths; FunctionLowering::VersionedDeclares tests the `ok` of a whole
-// run of statements once instead (one block, so that the scheduler can
-// interleave the independent vectors' long dependency chains).
+// run of statements once instead (one block without branches; pow's calls
+// batched in one long vector, so that their long chains interleave).
 struct FastMath {
   llvm::Value* value;
   llvm::Value* ok;
