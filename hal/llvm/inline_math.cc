@@ -8,7 +8,6 @@
 
 #include <cmath>
 #include <iterator>
-#include <limits>
 #include <utility>
 #include <vector>
 
@@ -89,7 +88,7 @@ constexpr float kExpArgumentLimit = 87.0f;
 // whole vector (`fallback`, emitted in its own block, rarely taken).
 llvm::Value* FastOrLibrary(llvm::IRBuilder<>& b, llvm::Value* fast, llvm::Value* ok, const char* name,
                            const std::function<llvm::Value*()>& fallback) {
-  return IfThen(b, b.CreateOrReduce(b.CreateNot(ok)), fallback, fast, name, /*unlikely=*/true);
+  return IfThen(b, AnyLaneOutside(b, ok), fallback, fast, name, /*unlikely=*/true);
 }
 
 // 2^n for f32 lanes holding integers n in [-126, 127], by the exponent bits.
@@ -112,6 +111,15 @@ std::pair<llvm::Value*, llvm::Value*> SplitMantissa(llvm::IRBuilder<>& b, llvm::
   llvm::Value* ix = b.CreateBitCast(x, ity);
   llvm::Value* k = b.CreateAShr(b.CreateSub(ix, i(0x3F3504F3u)), i(23));
   return {k, b.CreateBitCast(b.CreateSub(ix, b.CreateShl(k, i(23))), x->getType())};
+}
+
+// The lanes of f32 `x` that are normal, positive and finite (not 0,
+// negatives, subnormals, ∞ or NaN), on the bits: one integer compare.
+llvm::Value* NormalPositive(llvm::IRBuilder<>& b, llvm::Value* x) {
+  unsigned lanes = llvm::cast<llvm::FixedVectorType>(x->getType())->getNumElements();
+  llvm::Type* ity = llvm::FixedVectorType::get(b.getInt32Ty(), lanes);
+  return b.CreateICmpULT(b.CreateSub(b.CreateBitCast(x, ity), llvm::ConstantInt::get(ity, 0x00800000u)),
+                         llvm::ConstantInt::get(ity, 0x7F000000u));
 }
 
 }  // namespace
@@ -139,7 +147,13 @@ bool HasFastPath(sem::CallFn fn, int width) {
   return (fn == sem::CallFn::Pow || fn == sem::CallFn::Exp || fn == sem::CallFn::Log) && width > 1;
 }
 
+bool HasFastPath(sem::CallFn fn, const sem::Type& t) {
+  return t.dtype != lang::DataType::F64 && HasFastPath(fn, t.width);
+}
+
 bool HasInlineMath(sem::CallFn fn, int width) { return fn == sem::CallFn::Erf || HasFastPath(fn, width); }
+
+llvm::Value* AnyLaneOutside(llvm::IRBuilder<>& b, llvm::Value* ok) { return b.CreateOrReduce(b.CreateNot(ok)); }
 
 FastMath ExpFast(llvm::IRBuilder<>& b, llvm::Value* x) {
   llvm::Type* fty = x->getType();
@@ -161,10 +175,7 @@ llvm::Value* InlineExp(llvm::IRBuilder<>& b, llvm::Value* x, const std::function
 
 FastMath LogFast(llvm::IRBuilder<>& b, llvm::Value* x) {
   llvm::Type* fty = x->getType();
-  unsigned lanes = llvm::cast<llvm::FixedVectorType>(fty)->getNumElements();
-  llvm::Type* ity = llvm::FixedVectorType::get(b.getInt32Ty(), lanes);
   auto f = [&](double v) { return llvm::ConstantFP::get(fty, v); };
-  auto i = [&](uint32_t v) { return llvm::ConstantInt::get(ity, v); };
   // x = 2^k·(1 + g), 1 + g in [√½, √2) from the bits (g exact); with
   // s = g/(2 + g), ln(1 + g) = 2·atanh(s) = g − s·(g − s²·Q(s²)), so the
   // exact g carries the result and the division's rounding only touches the
@@ -179,8 +190,7 @@ FastMath LogFast(llvm::IRBuilder<>& b, llvm::Value* x) {
   llvm::Value* corr = Fma(b, s, Fma(b, b.CreateFNeg(w), Horner(b, q, w), g), b.CreateFMul(kf, f(-1.4286068203094172e-06)));
   llvm::Value* fast = Fma(b, kf, f(0.693145751953125), b.CreateFSub(g, corr));
   // Outside normal finite x > 0 (0, negatives, subnormals, ∞, NaN): the library.
-  llvm::Value* ix = b.CreateBitCast(x, ity);
-  return {fast, b.CreateICmpULT(b.CreateSub(ix, i(0x00800000u)), i(0x7F000000u))};
+  return {fast, NormalPositive(b, x)};
 }
 
 llvm::Value* InlineLog(llvm::IRBuilder<>& b, llvm::Value* x, const std::function<llvm::Value*()>& fallback) {
@@ -273,7 +283,7 @@ FastMath PowFast(llvm::IRBuilder<>& b, llvm::Value* x, llvm::Value* y, bool reci
   // and finite; |t| <= 8, which fails for y = ±∞ or NaN too (t is then ±∞ or
   // NaN, ∞·0 at x = 1); |n| <= 125, which fails where the conversion of a
   // huge or NaN n gave INT_MIN.
-  llvm::Value* ok = b.CreateICmpULT(b.CreateSub(b.CreateBitCast(x, ity), i(0x00800000u)), i(0x7F000000u));
+  llvm::Value* ok = NormalPositive(b, x);
   static_assert(kPowF32ProductLimit == 8.0f);
   ok = b.CreateAnd(ok, b.CreateICmpULE(b.CreateAnd(b.CreateBitCast(t, ity), i(0x7FFFFFFFu)),
                                        i(0x41000000u)));  // 8.0f's bits
@@ -332,7 +342,7 @@ llvm::Value* InlinePow(llvm::IRBuilder<>& b, llvm::Value* x, llvm::Value* y,
                        const std::function<llvm::Value*()>& fallback, bool reciprocal_estimate) {
   FastMath p = PowFast(b, x, y, reciprocal_estimate);
   return IfThen(
-      b, b.CreateOrReduce(b.CreateNot(p.ok)), [&] { return PowInF64(b, x, y, fallback); }, p.value,
+      b, AnyLaneOutside(b, p.ok), [&] { return PowInF64(b, x, y, fallback); }, p.value,
       "pow.wide", /*unlikely=*/true);
 }
 

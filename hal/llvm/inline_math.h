@@ -55,8 +55,12 @@ struct FastMath {
   llvm::Value* value;
   llvm::Value* ok;
 };
-// Whether `fn` on f32 values of `width` lanes has such a fast path.
+// Whether `fn` on f32 values of `width` lanes has such a fast path; on
+// values of type `t` (f32, or f16 computed in f32; not f64).
 bool HasFastPath(sem::CallFn fn, int width);
+bool HasFastPath(sem::CallFn fn, const sem::Type& t);
+// Whether some lane of `ok` (i1 lanes) is false, as one i1.
+llvm::Value* AnyLaneOutside(llvm::IRBuilder<>& b, llvm::Value* ok);
 FastMath ExpFast(llvm::IRBuilder<>& b, llvm::Value* x);
 FastMath LogFast(llvm::IRBuilder<>& b, llvm::Value* x);
 // pow's f32 tier (see InlinePow for `reciprocal_estimate`).

@@ -357,12 +357,11 @@ std::vector<llvm::Value*> FunctionLowering::FastMathCalls(CallFn fn, const Type&
     for (const auto& args : calls) parts.push_back(b_.CreateFPCast(args[arg], float_ty));
     return llvm::concatenateVectors(b_, parts);
   };
-  int lanes = t.width * static_cast<int>(calls.size());
-  bool estimate = vector_isa_ == VectorIsa::Avx512 && lanes % 16 == 0;
+  bool estimate = ReciprocalEstimate(t.width * static_cast<int>(calls.size()));
   FastMath m = fn == CallFn::Exp   ? ExpFast(b_, joined(0))
                : fn == CallFn::Log ? LogFast(b_, joined(0))
                                    : PowFast(b_, joined(0), joined(1), estimate);
-  fast_checks_->push_back(b_.CreateOrReduce(b_.CreateNot(m.ok)));
+  fast_checks_->push_back(AnyLaneOutside(b_, m.ok));
   if (calls.size() == 1) return {b_.CreateFPCast(m.value, ValueTy(t))};
   std::vector<llvm::Value*> out;
   for (size_t k = 0; k < calls.size(); ++k) {
@@ -455,15 +454,14 @@ llvm::Value* FunctionLowering::MathCall(CallFn fn, const Type& t, std::vector<ll
     }
     return out;
   };
-  if (fast_checks_ && !is_double && HasFastPath(fn, t.width))
+  if (fast_checks_ && HasFastPath(fn, t))
     return FastMathCalls(fn, t, {args}).front();  // VersionedDeclares' fast version
   llvm::Value* out = nullptr;
-  bool estimate = vector_isa_ == VectorIsa::Avx512 && t.width % 16 == 0;
   if (!is_double && HasInlineMath(fn, t.width)) {
     out = fn == CallFn::Erf   ? InlineErf(b_, args[0])
           : fn == CallFn::Exp ? InlineExp(b_, args[0], library)
           : fn == CallFn::Log ? InlineLog(b_, args[0], library)
-                              : InlinePow(b_, args[0], args[1], library, estimate);
+                              : InlinePow(b_, args[0], args[1], library, ReciprocalEstimate(t.width));
   } else {
     out = library();
   }

@@ -107,6 +107,9 @@ class FunctionLowering {
   void EmitGroupsEntry(llvm::Function* kernel);
   // With AVX-512, lets LLVM lower the divisions InlinePow marks by vrcp14ps.
   void AddEstimateAttribute(llvm::Function* fn) const;
+  // Whether pow's division on `lanes` f32 lanes may be that estimate: whole
+  // 16-lane vectors with AVX-512 (inline_math.h, InlinePow).
+  bool ReciprocalEstimate(int lanes) const { return vector_isa_ == VectorIsa::Avx512 && lanes % 16 == 0; }
   // for (i = begin; i < end; ++i) body(i), i64, rotated; nothing if begin >= end.
   void Loop(llvm::Value* begin, llvm::Value* end, const std::string& name,
             const std::function<void(llvm::Value*)>& body);
