@@ -8,6 +8,8 @@
 // through the panel bound and needs no Fill kernel (output_coverage.h).
 #include <gtest/gtest.h>
 
+#include <array>
+
 #include "tests/unit/pipeline_cases.h"
 
 namespace tilec {
@@ -71,6 +73,15 @@ TEST_P(MatmulSizes, PaddedPanels) {
     EXPECT_NE(plans.find("Inputs: A broadcast, B_vec0 vector"), std::string::npos) << name << "\n" << plans;
     EXPECT_NE(plans.find("constraints on j%"), std::string::npos) << name << "\n" << plans;
     EXPECT_FALSE(HasFill(kinds)) << name << "\n" << plans;
+  }
+  // Fewer rows than kPanelMinUses (compiler/lower.cc): each element of B is
+  // used too few times for the copy to pay, so B is read in place (with the
+  // padding rule alone these were copied).
+  for (auto [m, k, n] : std::vector<std::array<int64_t, 3>>{{33, 400, 333}, {29, 263, 509}, {511, 64, 1024}}) {
+    std::string name = fmt::format("{}x{}x{} in place", m, k, n);
+    std::string in_place = Check({testing::kMatmul, {{"A", F32({m, k})}, {"B", F32({k, n})}}}, name);
+    EXPECT_NE(in_place.find("Inputs: A broadcast, B vector"), std::string::npos) << name << "\n" << in_place;
+    EXPECT_EQ(in_place.find("B_vec0"), std::string::npos) << name << "\n" << in_place;
   }
   // f64: 8 lanes, panels of 48 along 333 (6 vectors of 8, 336 computed).
   std::string plans = Check({testing::kMatmul, {{"A", F64({523, 200})}, {"B", F64({200, 333})}}}, "f64");
