@@ -383,7 +383,7 @@ Stmt VecGen::Epilogues(bool masked) {
 namespace {
 
 // Whether no operation is a math function the CPU backend calls a library
-// for (hal/llvm/inline_math.h emits f32 exp, log, pow and erf inline; the
+// for (hal/llvm/inline_math.h emits f32 exp, log, pow, erf and tanh inline; the
 // rest, and all of f64, call libmvec). A call clobbers every vector
 // register, so the vectors of such an epilogue stay one after the other:
 // interleaved, each call spilled the others' values (GELU's tanh 0.85 ->
@@ -393,9 +393,10 @@ bool NoLibraryCalls(const std::vector<lang::ElementwiseOp>& ops) {
   for (const lang::ElementwiseOp& op : ops) {
     switch (op.fn) {
       case ElemFn::Exp: case ElemFn::Log: case ElemFn::Pow: case ElemFn::Erf: case ElemFn::Sigmoid:
+      case ElemFn::Tanh:
         if (op.compute_type == DataType::F64) return false;
         break;
-      case ElemFn::Tanh: case ElemFn::Sin: case ElemFn::Cos: case ElemFn::Tan: case ElemFn::Sinh:
+      case ElemFn::Sin: case ElemFn::Cos: case ElemFn::Tan: case ElemFn::Sinh:
       case ElemFn::Cosh: case ElemFn::Asin: case ElemFn::Acos: case ElemFn::Atan:
         return false;
       default: break;

@@ -30,6 +30,12 @@ constexpr float kErfcBigMiddle = 2.4600000381469727f;
 constexpr float kErfSplit = 1.0f;
 constexpr float kErfOne = 3.92f;  // erfc(3.92) < 2^-25: erf rounds to ±1 from here
 
+// scripts/fit_tanh.py: expm1(r) = r + r²·M(r) for |r| ≤ ln(2)/2 (relative
+// error 1.3e-8); tanh rounds to ±1 in f32 from |x| = 9.01 on.
+constexpr float kTanhExpm1[] = {0.4999999701976776f, 0.1666654348373413f, 0.04166720062494278f,
+                                0.008366488851606846f, 0.0013882432831451297f};
+constexpr float kTanhClamp = 9.1f;
+
 // pow's f64 tier bound: |y·log2 x| below it keeps the f32 result normal.
 constexpr double kPowExponentLimit = 126.0;
 // pow's f32 tier bound on |y·log2 m| (PowFast).
@@ -151,7 +157,9 @@ bool HasFastPath(sem::CallFn fn, const sem::Type& t) {
   return t.dtype != lang::DataType::F64 && HasFastPath(fn, t.width);
 }
 
-bool HasInlineMath(sem::CallFn fn, int width) { return fn == sem::CallFn::Erf || HasFastPath(fn, width); }
+bool HasInlineMath(sem::CallFn fn, int width) {
+  return fn == sem::CallFn::Erf || (fn == sem::CallFn::Tanh && width > 1) || HasFastPath(fn, width);
+}
 
 llvm::Value* AnyLaneOutside(llvm::IRBuilder<>& b, llvm::Value* ok) { return b.CreateOrReduce(b.CreateNot(ok)); }
 
@@ -213,6 +221,35 @@ llvm::Value* InlineErf(llvm::IRBuilder<>& b, llvm::Value* x) {
   r = b.CreateIntrinsic(llvm::Intrinsic::minnum, {ty}, {r, c(1.0f)});
   r = b.CreateIntrinsic(llvm::Intrinsic::copysign, {ty}, {r, x});
   return b.CreateSelect(b.CreateFCmpUNO(x, x), x, r);
+}
+
+llvm::Value* InlineTanh(llvm::IRBuilder<>& b, llvm::Value* x) {
+  llvm::Type* fty = x->getType();
+  auto f = [&](double v) { return llvm::ConstantFP::get(fty, v); };
+  // tanh t = −m/(2 + m) with m = expm1(−2t), t = min(|x|, 9.1): m is in
+  // (−1, 0] and 2 + m in (1, 2], so nothing cancels and tiny t keep their
+  // relative accuracy (one formula for all t, no select between two).
+  // NaN compares false: the clamp gives 9.1, the NaN is put back at the end.
+  llvm::Value* ax = Unary(b, llvm::Intrinsic::fabs, x);
+  llvm::Value* t = b.CreateSelect(b.CreateFCmpOLT(ax, f(kTanhClamp)), ax, f(kTanhClamp));
+  // expm1(z) = 2^n·e + (2^n − 1), e = expm1(r), r = z − n·ln 2 for z = −2t:
+  // n is in [−26, 0], so one FMA with ln 2 rounded to f32 keeps r within
+  // 5e-8 (2^n scales that to below 0.05 ULP of tanh), 2^n ± 1 are exact and
+  // 2 + m is one FMA from the same terms instead of a second rounding of m.
+  // Computed negated: k = −n, u = −r = 2t − k·ln 2 (t + t is an add, off the
+  // multipliers), e = u²·M(−u) − u.
+  llvm::Value* k = Unary(b, llvm::Intrinsic::rint, b.CreateFMul(t, f(2.0 / std::log(2.0))));
+  llvm::Value* u = Fma(b, k, f(-std::log(2.0)), b.CreateFAdd(t, t));
+  std::vector<float> mc(std::begin(kTanhExpm1), std::end(kTanhExpm1));
+  for (size_t j = 1; j < mc.size(); j += 2) mc[j] = -mc[j];
+  llvm::Value* e = Fma(b, b.CreateFMul(u, u), Horner(b, mc, u), b.CreateFNeg(u));
+  llvm::Value* n = b.CreateFNeg(k);
+  llvm::Value* p = Exp2OfInteger(b, n, fty);
+  llvm::Value* m = Fma(b, p, e, b.CreateFSub(p, f(1.0)));
+  llvm::Value* d = Fma(b, p, e, b.CreateFAdd(p, f(1.0)));
+  llvm::Value* q = b.CreateFDiv(b.CreateFNeg(m), d);
+  q = b.CreateIntrinsic(llvm::Intrinsic::copysign, {fty}, {q, x});
+  return b.CreateSelect(b.CreateFCmpUNO(x, x), x, q);
 }
 
 // pow's first tier, all in f32 lanes (16 to a zmm register, no division in

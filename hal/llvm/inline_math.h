@@ -1,7 +1,8 @@
 // Inline math for the llvm:cpu backend: f32 builtins that Tilec emits as
 // LLVM IR instead of calling libmvec (vector_math.h), where libmvec's variant
-// is what bounds a kernel: erf, pow, exp and log (below; softmax 1024² 0.26–0.32
-// -> 0.18 ms and sigmoid 8M 1.71 -> 1.26–1.35 ms with the inline exp).
+// is what bounds a kernel: erf, pow, exp, log and tanh (below; softmax 1024²
+// 0.26–0.32 -> 0.18 ms and sigmoid 8M 1.71 -> 1.26–1.35 ms with the inline
+// exp, GELU (tanh form) 1024×3072 0.85–0.95 -> 0.66 ms with the inline tanh).
 //
 //   - erf: two polynomials chosen per lane, no division (x·P(x²) below 1,
 //     1 − C(|x| − m) up to 3.92, then ±1). Coefficients from
@@ -68,6 +69,10 @@ FastMath PowFast(llvm::IRBuilder<>& b, llvm::Value* x, llvm::Value* y, bool reci
 
 // erf(x) for a float or float vector `x`.
 llvm::Value* InlineErf(llvm::IRBuilder<>& b, llvm::Value* x);
+// tanh(x) for float vectors: −m/(2 + m), m = expm1(−2|x|) by Cody–Waite and
+// a fitted polynomial, the sign of x; within 2 ULP, every input (±0, ±∞,
+// NaN and subnormals too), no branch.
+llvm::Value* InlineTanh(llvm::IRBuilder<>& b, llvm::Value* x);
 
 // exp(x) for float vectors: e^r by a fitted polynomial of r = x − n·ln 2
 // (Cody–Waite), times 2^n by its exponent bits; within 2 ULP. Only for

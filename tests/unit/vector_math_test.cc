@@ -115,19 +115,19 @@ TEST(VectorMath, VectorCallsUseTheWidestVariants) {
   avx512.vector_isa = VectorIsa::Avx512;
   avx2.vector_isa = VectorIsa::Avx2;
   // 16 + 8 + 4 lanes: one of each variant with AVX-512, 8 + 8, 8, 4 with AVX2.
-  sem::Module tanh28 = ModuleOf(MathKernel(CallFn::Tanh, DataType::F32, {16, 8, 4}, 56));
-  std::string ir = EmitLLVMText(tanh28, avx512);
-  EXPECT_EQ(Count(ir, "call <16 x float> @_ZGVeN16v_tanhf("), 1u) << ir;
-  EXPECT_EQ(Count(ir, "call <8 x float> @_ZGVdN8v_tanhf("), 1u) << ir;
-  EXPECT_EQ(Count(ir, "call <4 x float> @_ZGVbN4v_tanhf("), 1u) << ir;
-  EXPECT_EQ(Count(ir, "@tanhf("), 0u) << ir;
-  ir = EmitLLVMText(tanh28, avx2);
-  EXPECT_EQ(Count(ir, "call <8 x float> @_ZGVdN8v_tanhf("), 3u) << ir;
-  EXPECT_EQ(Count(ir, "call <4 x float> @_ZGVbN4v_tanhf("), 1u) << ir;
+  sem::Module atan28 = ModuleOf(MathKernel(CallFn::Atan, DataType::F32, {16, 8, 4}, 56));
+  std::string ir = EmitLLVMText(atan28, avx512);
+  EXPECT_EQ(Count(ir, "call <16 x float> @_ZGVeN16v_atanf("), 1u) << ir;
+  EXPECT_EQ(Count(ir, "call <8 x float> @_ZGVdN8v_atanf("), 1u) << ir;
+  EXPECT_EQ(Count(ir, "call <4 x float> @_ZGVbN4v_atanf("), 1u) << ir;
+  EXPECT_EQ(Count(ir, "@atanf("), 0u) << ir;
+  ir = EmitLLVMText(atan28, avx2);
+  EXPECT_EQ(Count(ir, "call <8 x float> @_ZGVdN8v_atanf("), 3u) << ir;
+  EXPECT_EQ(Count(ir, "call <4 x float> @_ZGVbN4v_atanf("), 1u) << ir;
   EXPECT_EQ(Count(ir, "_ZGVe"), 0u) << ir;
   // Without libmvec: libm lane by lane.
-  ir = EmitLLVMText(tanh28, none);
-  EXPECT_EQ(Count(ir, "call float @tanhf("), 28u) << ir;
+  ir = EmitLLVMText(atan28, none);
+  EXPECT_EQ(Count(ir, "call float @atanf("), 28u) << ir;
   EXPECT_EQ(Count(ir, "_ZGV"), 0u) << ir;
   // A tail narrower than every variant is padded; pow passes two vectors.
   ir = EmitLLVMText(ModuleOf(MathKernel(CallFn::Pow, DataType::F64, {3}, 3)), avx512);
@@ -186,6 +186,15 @@ TEST(VectorMath, InlineErfPowAndExpOnF32) {
   EXPECT_EQ(Count(ir, "fdiv <16 x float>"), 1u) << ir;  // s = g/(2 + g)
   ir = EmitLLVMText(ModuleOf(MathKernel(CallFn::Erf, DataType::F64, {8}, 16)), avx512);
   EXPECT_EQ(Count(ir, "call <8 x double> @_ZGVeN8v_erf("), 1u) << ir;
+  // tanh on vectors: no call and no branch, one division; one lane calls libm.
+  ir = EmitLLVMText(ModuleOf(MathKernel(CallFn::Tanh, DataType::F32, {16, 1}, 34)), avx512);
+  EXPECT_EQ(Count(ir, "_ZGVeN16v_tanhf"), 0u) << ir;
+  EXPECT_EQ(Count(ir, "call float @tanhf("), 1u) << ir;
+  EXPECT_EQ(Count(ir, "call <16 x float> @llvm.fma.v16f32("), 8u) << ir;  // u, 4 Horner steps, e, m, 2 + m
+  EXPECT_EQ(Count(ir, "fdiv <16 x float>"), 1u) << ir;
+  EXPECT_EQ(Count(ir, "special"), 0u) << ir;  // no block for special lanes
+  ir = EmitLLVMText(ModuleOf(MathKernel(CallFn::Tanh, DataType::F64, {8}, 16)), avx512);
+  EXPECT_EQ(Count(ir, "call <8 x double> @_ZGVeN8v_tanh("), 1u) << ir;
 }
 
 // The host's JIT: the loop vectorizer widens a scalar loop's calls.
@@ -224,7 +233,8 @@ const Accuracy kAccuracy[] = {
 // (themselves within 1).
 constexpr int kMaxUlp = 4;
 int MaxUlp(CallFn fn, DataType d) {
-  bool inline_f32 = fn == CallFn::Erf || fn == CallFn::Pow || fn == CallFn::Exp || fn == CallFn::Log;
+  bool inline_f32 = fn == CallFn::Erf || fn == CallFn::Pow || fn == CallFn::Exp || fn == CallFn::Log ||
+                    fn == CallFn::Tanh;
   return d == DataType::F32 && inline_f32 ? 3 : kMaxUlp;
 }
 
@@ -426,6 +436,37 @@ TEST(VectorMath, InlineExpAtTheEdges) {
   for (size_t i = 0; i < n; ++i)
     EXPECT_LE(testing::UlpDistance(got[i], std::exp(x[i])), 3)
         << "exp(" << x[i] << ") = " << got[i] << ", expf: " << std::exp(x[i]);
+}
+
+// Inline f32 tanh at its edges, in vectors of every width: ±0 and subnormals
+// (tanh x = x, exactly), where n = round(2|x|/ln 2) steps, the clamp at 9.1
+// (tanh rounds to ±1 from 9.01 on), ±∞ and NaN, each within 2 ULP of glibc's
+// tanhf (itself within 1 of the correctly rounded value), with its sign.
+TEST(VectorMath, InlineTanhAtTheEdges) {
+  const float inf = std::numeric_limits<float>::infinity();
+  const float denorm = std::numeric_limits<float>::denorm_min();
+  std::vector<float> edges = {0.0f,   -0.0f,   denorm,  -denorm, 1e-39f,  -3e-38f, 1e-30f,   -1e-7f,
+                              1e-3f,  0.1733f, 0.1734f, -0.5199f, 0.52f,  0.5493f, -1.0f,    3.4f,
+                              8.0f,   -8.9f,   9.0f,    9.01f,   -9.1f,   9.2f,    -20.0f,   1e30f,
+                              inf,    -inf,    std::nanf(""), 5.0f};
+  const size_t steps = edges.size(), n = 30 * steps;  // MathKernel's step: 16 + 8 + 4 + 2
+  std::vector<float> x = Uniform<float>(-4, 4, n, 13);
+  for (size_t k = 0; k < steps; ++k) {
+    x[30 * k + k % 16] = edges[k];
+    x[30 * ((k + 1) % steps) + 16 + k % 8] = edges[k];
+    x[30 * ((k + 2) % steps) + 24 + k % 4] = edges[k];
+    x[30 * ((k + 3) % steps) + 28 + k % 2] = edges[k];
+  }
+  std::vector<float> got = RunKernel<float>(CallFn::Tanh, DataType::F32, x, x);
+  for (size_t i = 0; i < n; ++i) {
+    float want = std::tanh(x[i]);
+    EXPECT_LE(testing::UlpDistance(got[i], want), 2) << "tanh(" << x[i] << ") = " << got[i] << ", tanhf: " << want;
+    if (std::isnan(want)) continue;
+    EXPECT_EQ(std::signbit(got[i]), std::signbit(want)) << "tanh(" << x[i] << ")";
+    if (std::fabs(x[i]) < 1e-30f || std::fabs(x[i]) > 9.1f) {
+      EXPECT_EQ(got[i], want) << "tanh(" << x[i] << ")";  // x itself, or ±1
+    }
+  }
 }
 
 // A run of declarations with exp, log or pow (the vector form's unrolled
