@@ -419,14 +419,23 @@ TEST(VectorMath, InlineLogAtTheEdges) {
 
 // Inline f32 exp at its edges, each alone among ordinary lanes in a vector of
 // every width: the lanes past |x| < 87 (overflow to inf, subnormal results,
-// underflow to 0, ±inf, NaN) take libmvec's expf for the whole vector.
+// underflow to 0, ±inf, NaN) take libmvec's expf for the whole vector; up to
+// the bound, 2^n (n from −126 to 126) is added to the exponent bits. The last
+// steps sweep [-87, -86] and [86, 87] (past the bound, a result whose
+// exponent left the normal range there would be far off: 88 fails at -87.5).
 TEST(VectorMath, InlineExpAtTheEdges) {
   const float inf = std::numeric_limits<float>::infinity();
   std::vector<float> edges = {86.99f, -86.99f, 87.0f,  -87.0f, 88.72f, 88.73f, 89.0f,  -87.5f,
                               -100.0f, -103.9f, -104.0f, -150.0f, inf,   -inf,   std::nanf(""), 0.0f,
-                              -0.0f,  1e-30f, -1e-30f, 0.5f,   -0.3465736f, 0.3465736f, 20.0f, -20.0f};
-  const size_t steps = edges.size(), n = 30 * steps;  // MathKernel's step: 16 + 8 + 4 + 2
+                              -0.0f,  1e-30f, -1e-30f, 0.5f,   -0.3465736f, 0.3465736f, 20.0f, -20.0f,
+                              86.99f, -86.995f, -86.998f, 86.999f, -86.6f, -86.65f};
+  const size_t steps = edges.size() + 8, n = 30 * steps;  // MathKernel's step: 16 + 8 + 4 + 2
   std::vector<float> x = Uniform<float>(-10, 10, n, 9);
+  for (size_t i = 30 * edges.size(); i < n; ++i) {
+    float f = static_cast<float>(i - 30 * edges.size()) / 240.0f;
+    x[i] = i % 2 ? 86.0f + f : -87.0f + f;
+  }
+  edges.resize(steps, 1.0f);
   for (size_t k = 0; k < steps; ++k) {
     x[30 * k + k % 16] = edges[k];                   // in a 16-lane vector
     x[30 * ((k + 1) % steps) + 16 + k % 8] = edges[k];  // and in an 8-lane one
