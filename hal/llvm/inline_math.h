@@ -9,7 +9,9 @@
 //     scripts/fit_erf.py, which also measures the f32 evaluation: at most
 //     2 ULP against the correctly rounded erf. GELU (erf form) on 1024×3072
 //     floats: 1.13 ms with libmvec's erff (10 ns per 16 lanes here), 0.80 ms
-//     inline, as fast as its memory traffic allows.
+//     inline. On 16-lane AVX-512 vectors instead: one degree-5 polynomial
+//     per interval of width 1/4, coefficients looked up by vpermps
+//     (scripts/fit_erf_table.py, also 2 ULP): GELU (erf) 0.75 -> 0.46–0.50 ms.
 //   - pow: two tiers. The first runs in f32 lanes: log2 x = k + log2 m
 //     from the bits, log2 m = c0·s + s³·T(s²) with s = (m − 1)/(m + 1) and
 //     c0·s carried as pairs of floats, y·log2 x split the same way, then
@@ -23,7 +25,7 @@
 //     floats 2.6 ms with the f64 tier alone, 1.5 ms with the f32 one (Zen 4).
 //
 // FastMath below gives the fast paths alone, for a run of calls that tests
-// their lanes once (docs/architecture.md, "Inline f32 erf, pow, exp and log").
+// their lanes once (docs/architecture.md, "Inline f32 erf, pow, exp, log and tanh").
 //
 // Both take and return `float` or `<N x float>` values; half computes in
 // float (the caller converts), f64 keeps libmvec.
@@ -67,8 +69,11 @@ FastMath LogFast(llvm::IRBuilder<>& b, llvm::Value* x);
 // pow's f32 tier (see InlinePow for `reciprocal_estimate`).
 FastMath PowFast(llvm::IRBuilder<>& b, llvm::Value* x, llvm::Value* y, bool reciprocal_estimate);
 
-// erf(x) for a float or float vector `x`.
-llvm::Value* InlineErf(llvm::IRBuilder<>& b, llvm::Value* x);
+// erf(x) for a float or float vector `x`. `avx512_table`: `x` is a 16-lane
+// vector and AVX-512's vpermps may look up the coefficients of one
+// polynomial per interval of width 1/4 (ErfByTable) instead of evaluating
+// two polynomials per lane; within 2 ULP either way.
+llvm::Value* InlineErf(llvm::IRBuilder<>& b, llvm::Value* x, bool avx512_table);
 // tanh(x) for float vectors: −m/(2 + m), m = expm1(−2|x|) by Cody–Waite and
 // a fitted polynomial, the sign of x; within 2 ULP, every input (±0, ±∞,
 // NaN and subnormals too), no branch.

@@ -458,7 +458,7 @@ llvm::Value* FunctionLowering::MathCall(CallFn fn, const Type& t, std::vector<ll
     return FastMathCalls(fn, t, {args}).front();  // VersionedDeclares' fast version
   llvm::Value* out = nullptr;
   if (!is_double && HasInlineMath(fn, t.width)) {
-    out = fn == CallFn::Erf    ? InlineErf(b_, args[0])
+    out = fn == CallFn::Erf    ? InlineErf(b_, args[0], vector_isa_ == VectorIsa::Avx512 && t.width == 16)
           : fn == CallFn::Tanh ? InlineTanh(b_, args[0])
           : fn == CallFn::Exp ? InlineExp(b_, args[0], library)
           : fn == CallFn::Log ? InlineLog(b_, args[0], library)

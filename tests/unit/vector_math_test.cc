@@ -152,8 +152,18 @@ TEST(VectorMath, InlineErfPowAndExpOnF32) {
   avx512.vector_isa = VectorIsa::Avx512;
   std::string ir = EmitLLVMText(ModuleOf(MathKernel(CallFn::Erf, DataType::F32, {16, 1}, 34)), avx512);
   EXPECT_EQ(Count(ir, "erff"), 0u) << ir;
-  EXPECT_EQ(Count(ir, "call <16 x float> @llvm.fma.v16f32("), 18u) << ir;  // 6 + 12 Horner steps
+  // 16 lanes with AVX-512: one polynomial per interval, its 6 coefficients
+  // looked up (vpermps), 5 Horner steps; elsewhere two polynomials, 6 + 12.
+  EXPECT_EQ(Count(ir, "call <16 x float> @llvm.x86.avx512.permvar.sf.512("), 6u) << ir;
+  EXPECT_EQ(Count(ir, "call <16 x float> @llvm.fma.v16f32("), 5u) << ir;
   EXPECT_EQ(Count(ir, "call float @llvm.fma.f32("), 18u) << ir;
+  for (const std::string& text :
+       {EmitLLVMText(ModuleOf(MathKernel(CallFn::Erf, DataType::F32, {16}, 32)), EmitOptions{}),
+        EmitLLVMText(ModuleOf(MathKernel(CallFn::Erf, DataType::F32, {8}, 16)), avx512)}) {
+    EXPECT_EQ(Count(text, "permvar"), 0u) << text;
+    EXPECT_EQ(Count(text, "call <16 x float> @llvm.fma.v16f32(") + Count(text, "call <8 x float> @llvm.fma.v8f32("), 18u)
+        << text;
+  }
   ir = EmitLLVMText(ModuleOf(MathKernel(CallFn::Pow, DataType::F32, {16}, 32)), avx512);
   EXPECT_EQ(Count(ir, "call <16 x float> @_ZGVeN16vv_powf("), 1u) << ir;
   EXPECT_NE(ir.find("pow.special:"), std::string::npos) << ir;
@@ -373,9 +383,12 @@ TEST(VectorMath, InlinePowAndErfAtTheEdges) {
 
   std::vector<float> e = {0.0f,   -0.0f,  denorm, -denorm, 1e-30f, -1e-30f, 0.999999f, 1.0f,
                           -1.0f,  1.00001f, 3.9199f, 3.92f,  -3.9201f, 10.0f, -1e30f,   inf,
-                          -inf,   nan,    0.5f,   -2.5f,   2.46f,   1e-3f,   -1e-20f,  5.0f};
+                          -inf,   nan,    0.5f,   -2.5f,   2.46f,   1e-3f,   -1e-20f,  5.0f,
+                          // the table's intervals (16 lanes with AVX-512) at their ends
+                          0.25f, 0.24999999f, -3.75f, 3.7499998f, 1.2500001f, -0.75f, 2.0f, 1.9999999f};
+  const size_t edges = e.size();
   e.resize(n, 0.75f);
-  for (size_t i = e.size(); i-- > 0;) e[i] = e[i % 24];  // each edge in vectors of every width
+  for (size_t i = n; i-- > 0;) e[i] = e[i % edges];  // each edge in vectors of every width
   got = RunKernel<float>(CallFn::Erf, DataType::F32, e, e);
   for (size_t i = 0; i < n; ++i) {
     float want = std::erf(e[i]);
