@@ -65,7 +65,9 @@ bool HasFastPath(sem::CallFn fn, const sem::Type& t);
 // Whether some lane of `ok` (i1 lanes) is false, as one i1.
 llvm::Value* AnyLaneOutside(llvm::IRBuilder<>& b, llvm::Value* ok);
 FastMath ExpFast(llvm::IRBuilder<>& b, llvm::Value* x);
-FastMath LogFast(llvm::IRBuilder<>& b, llvm::Value* x);
+// `avx512_table`: `x` is a 16-lane vector and log may look up its
+// intervals' constants by vpermps (no division; InlineLog).
+FastMath LogFast(llvm::IRBuilder<>& b, llvm::Value* x, bool avx512_table);
 // pow's f32 tier (see InlinePow for `reciprocal_estimate`).
 FastMath PowFast(llvm::IRBuilder<>& b, llvm::Value* x, llvm::Value* y, bool reciprocal_estimate);
 
@@ -88,7 +90,12 @@ llvm::Value* InlineExp(llvm::IRBuilder<>& b, llvm::Value* x, const std::function
 // log(x) for float vectors: ln(1 + g) = g − s·(g − s²·Q(s²)), s = g/(2 + g),
 // plus k·ln 2 (x = 2^k·(1 + g)); within 1 ULP. Only for normal finite
 // x > 0; a vector with any other lane takes `fallback()`.
-llvm::Value* InlineLog(llvm::IRBuilder<>& b, llvm::Value* x, const std::function<llvm::Value*()>& fallback);
+// On 16-lane AVX-512 vectors (`avx512_table`) instead: x = 2^k·z, z in
+// [0.699, 1.398), r = z·c − 1 with c and −log c looked up for the interval
+// of z (16 of them, scripts/fit_log_table.py), log1p(r) by a polynomial; also
+// within 1 ULP, no division.
+llvm::Value* InlineLog(llvm::IRBuilder<>& b, llvm::Value* x, const std::function<llvm::Value*()>& fallback,
+                       bool avx512_table);
 
 // pow(x, y) for float vectors; `fallback()` emits the library call on the
 // same arguments, run only when some lane is outside the fast path. Leaves

@@ -359,7 +359,7 @@ std::vector<llvm::Value*> FunctionLowering::FastMathCalls(CallFn fn, const Type&
   };
   bool estimate = ReciprocalEstimate(t.width * static_cast<int>(calls.size()));
   FastMath m = fn == CallFn::Exp   ? ExpFast(b_, joined(0))
-               : fn == CallFn::Log ? LogFast(b_, joined(0))
+               : fn == CallFn::Log ? LogFast(b_, joined(0), Avx512Table(t.width * static_cast<int>(calls.size())))
                                    : PowFast(b_, joined(0), joined(1), estimate);
   fast_checks_->push_back(AnyLaneOutside(b_, m.ok));
   if (calls.size() == 1) return {b_.CreateFPCast(m.value, ValueTy(t))};
@@ -458,10 +458,10 @@ llvm::Value* FunctionLowering::MathCall(CallFn fn, const Type& t, std::vector<ll
     return FastMathCalls(fn, t, {args}).front();  // VersionedDeclares' fast version
   llvm::Value* out = nullptr;
   if (!is_double && HasInlineMath(fn, t.width)) {
-    out = fn == CallFn::Erf    ? InlineErf(b_, args[0], vector_isa_ == VectorIsa::Avx512 && t.width == 16)
+    out = fn == CallFn::Erf    ? InlineErf(b_, args[0], Avx512Table(t.width))
           : fn == CallFn::Tanh ? InlineTanh(b_, args[0])
           : fn == CallFn::Exp ? InlineExp(b_, args[0], library)
-          : fn == CallFn::Log ? InlineLog(b_, args[0], library)
+          : fn == CallFn::Log ? InlineLog(b_, args[0], library, Avx512Table(t.width))
                               : InlinePow(b_, args[0], args[1], library, ReciprocalEstimate(t.width));
   } else {
     out = library();

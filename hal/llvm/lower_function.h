@@ -110,6 +110,9 @@ class FunctionLowering {
   // Whether pow's division on `lanes` f32 lanes may be that estimate: whole
   // 16-lane vectors with AVX-512 (inline_math.h, InlinePow).
   bool ReciprocalEstimate(int lanes) const { return vector_isa_ == VectorIsa::Avx512 && lanes % 16 == 0; }
+  // Whether inline math on `lanes` may look up 16-entry tables by AVX-512's
+  // vpermps (erf, log: inline_math.h): one whole zmm register.
+  bool Avx512Table(int lanes) const { return vector_isa_ == VectorIsa::Avx512 && lanes == 16; }
   // for (i = begin; i < end; ++i) body(i), i64, rotated; nothing if begin >= end.
   void Loop(llvm::Value* begin, llvm::Value* end, const std::string& name,
             const std::function<void(llvm::Value*)>& body);
