@@ -417,7 +417,11 @@ def main():
     ap.add_argument("--warmup", type=int, default=3)
     ap.add_argument("--threads", type=int, default=2, help="PyTorch's and the probes' threads")
     ap.add_argument("--only", default="", help="comma-separated substrings of case names or families")
-    ap.add_argument("--quick", action="store_true", help="3 runs, 1 warm-up")
+    ap.add_argument("--rounds", type=int, default=3,
+                    help="rounds per case of Tilec, the peers and oneDNN one after the other; the "
+                         "figures are medians over the rounds, the ratio the median of the rounds' own "
+                         "ratios, so that a slow stretch of a shared machine falls on both sides")
+    ap.add_argument("--quick", action="store_true", help="3 runs, 1 warm-up, 1 round")
     ap.add_argument("--smoke", action="store_true",
                     help="two tiny cases, correctness only (no timing; for ctest)")
     ap.add_argument("--json", help="also write the rows to this file")
@@ -432,7 +436,8 @@ def main():
     if OPENBLAS is not None:
         OPENBLAS.openblas_set_num_threads(args.threads)
     if args.quick:
-        args.runs, args.warmup = 3, 1
+        args.runs, args.warmup, args.rounds = 3, 1, 1
+    args.rounds = max(args.rounds, 1)
 
     cases = SMOKE if args.smoke else CASES
     if args.only:
@@ -461,9 +466,10 @@ def main():
         print("pages: Tilec's buffers ask for huge pages; the peers' and probes' %s"
               % ("too (glibc.malloc.hugetlb=1)" if "glibc.malloc.hugetlb=1" in os.environ.get("GLIBC_TUNABLES", "")
                  else "use small pages (--small-pages)"))
-        print("ratio = peer median / Tilec median (> 1: Tilec faster); min r = the same with "
-              "each side's fastest run; limit = max(FLOPs / peak, "
-              "bytes / bandwidth) / Tilec median; binds: F = FLOPs, B = bytes\n")
+        print("%d round(s) per case, each side in turn; ms = median over the rounds; ratio = median "
+              "of the rounds' peer median / Tilec median (> 1: Tilec faster); min r = the best peer's "
+              "fastest run / Tilec's; limit = max(FLOPs / peak, bytes / bandwidth) / Tilec median; "
+              "binds: F = FLOPs, B = bytes\n" % args.rounds)
         head = "%-32s %9s %9s %-8s %6s %6s %7s %2s %8s %8s %7s" % (
             "case", "tilec ms", "peer ms", "peer", "ratio", "min r", "limit", "", "GFLOP/s",
             "compile", "rel err")
@@ -478,36 +484,46 @@ def main():
                 bad += 1
                 print("%-32s MISMATCH (rel err %.3g): not timed" % (c["name"], err))
                 continue
-            tj = time_tilec(tilec, c, args.runs, args.warmup)
-            peers = time_peers(c, args.runs, args.warmup)
-            dnn = time_onednn(args.build, c, tmp, args.runs, args.warmup, args.threads)
-            if dnn is not None:
-                if dnn[2] <= 1e-3:
-                    peers["onednn"] = dnn[:2]
-                else:  # a peer that computes something else is a bug of this script
-                    bad += 1
-                    print("%-32s oneDNN (%s) MISMATCH against PyTorch (rel err %.3g)" % (c["name"], dnn[3], dnn[2]))
+            # Rounds of each side in turn (--rounds): {side: [(median, min) per round]}.
+            rounds = {}
+            base_rounds = []
+            dnn = None
+            for _ in range(args.rounds):
+                tj = time_tilec(tilec, c, args.runs, args.warmup)
+                rounds.setdefault("tilec", []).append((tj["median_ms"], tj["min_ms"]))
+                for name, figures in time_peers(c, args.runs, args.warmup).items():
+                    rounds.setdefault(name, []).append(figures)
+                dnn = time_onednn(args.build, c, tmp, args.runs, args.warmup, args.threads)
+                if dnn is not None and dnn[2] <= 1e-3:
+                    rounds.setdefault("onednn", []).append(dnn[:2])
+                if args.baseline:
+                    try:
+                        base_rounds.append(time_tilec(args.baseline, c, args.runs, args.warmup)["median_ms"])
+                    except subprocess.CalledProcessError:
+                        base_rounds.append(float("nan"))  # e.g. an older tilec without a builtin the case uses
+            if dnn is not None and not dnn[2] <= 1e-3:  # a peer that computes something else is a bug of this script
+                bad += 1
+                print("%-32s oneDNN (%s) MISMATCH against PyTorch (rel err %.3g)" % (c["name"], dnn[3], dnn[2]))
+            tilec_rounds = rounds.pop("tilec")
+            peers = {name: (statistics.median(m for m, _ in r), min(n for _, n in r)) for name, r in rounds.items()}
             peer = min(peers, key=lambda p: peers[p][0])
             peer_ms, peer_min = peers[peer]
-            base_ms = None
-            if args.baseline:
-                try:
-                    base_ms = time_tilec(args.baseline, c, args.runs, args.warmup)["median_ms"]
-                except subprocess.CalledProcessError:
-                    base_ms = float("nan")  # e.g. an older tilec without a builtin the case uses
-            t_ms = tj["median_ms"]
+            base_ms = statistics.median(base_rounds) if base_rounds else None
+            t_ms = statistics.median(m for m, _ in tilec_rounds)
+            tj["min_ms"] = min(n for _, n in tilec_rounds)
+            ratio = statistics.median(p[0] / t[0] for p, t in zip(rounds[peer], tilec_rounds))
             flop_s = tj["flops"] / (m["fma_gflops"] * 1e9)
             byte_s = tj["bytes"] / (m["stream_gbps"] * 1e9)
             limit = max(flop_s, byte_s) * 1e3 / t_ms
             row = dict(case=c["name"], family=c["family"], tilec_ms=t_ms, peer=peer, peers=peers,
                        onednn_impl=dnn[3] if dnn else None,
-                       peer_ms=peer_ms, ratio=peer_ms / t_ms, limit=limit,
-                       min_ratio=peer_min / tj["min_ms"],
-                       binds="F" if flop_s >= byte_s else "B", gflops=tj["gflops"],
+                       peer_ms=peer_ms, ratio=ratio, limit=limit,
+                       min_ratio=peer_min / tj["min_ms"], rounds=args.rounds,
+                       binds="F" if flop_s >= byte_s else "B", gflops=tj["flops"] / (t_ms * 1e6),
                        compile_ms=tj["compile_ms"], rel_err=err, baseline_ms=base_ms)
             rows.append(row)
             print("%-32s %9.3f %9.3f %-8s %6.2f %6.2f %6.1f%% %2s %8.1f %6.0fms %7.1g%s" % (
-                c["name"], t_ms, peer_ms, peer, row["ratio"], row["min_ratio"], 100 * limit, row["binds"], tj["gflops"],
+                c["name"], t_ms, peer_ms, peer, row["ratio"], row["min_ratio"], 100 * limit, row["binds"], row["gflops"],
                 tj["compile_ms"], err, " %9.3f" % base_ms if args.baseline else ""))
             sys.stdout.flush()
     if rows:
