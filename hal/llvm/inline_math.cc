@@ -1,6 +1,7 @@
 // Inline math (inline_math.h): erf, pow, exp and log on f32 as LLVM IR, and the IfThen block helper.
 #include "hal/llvm/inline_math.h"
 
+#include <llvm/ADT/bit.h>
 #include <llvm/IR/Intrinsics.h>
 #include <llvm/IR/IntrinsicsX86.h>
 #include <llvm/IR/MDBuilder.h>
@@ -8,7 +9,6 @@
 #include <fmt/format.h>
 
 #include <cmath>
-#include <cstring>
 #include <iterator>
 #include <utility>
 #include <vector>
@@ -187,6 +187,19 @@ llvm::Value* Lookup16(llvm::IRBuilder<>& b, const float (&row)[16], llvm::Value*
   return b.CreateIntrinsic(llvm::Intrinsic::x86_avx512_permvar_sf_512, {}, {table, index});
 }
 
+// min(v, limit) as a select on `v < limit`: NaN lanes of `v` give `limit`.
+llvm::Value* AtMost(llvm::IRBuilder<>& b, llvm::Value* v, float limit) {
+  llvm::Value* c = llvm::ConstantFP::get(v->getType(), static_cast<double>(limit));
+  return b.CreateSelect(b.CreateFCmpOLT(v, c), v, c);
+}
+
+// An odd function's value from `r`, its value at |x|: r with x's sign, and
+// x itself where x is NaN.
+llvm::Value* OddResult(llvm::IRBuilder<>& b, llvm::Value* r, llvm::Value* x) {
+  r = b.CreateIntrinsic(llvm::Intrinsic::copysign, {r->getType()}, {r, x});
+  return b.CreateSelect(b.CreateFCmpUNO(x, x), x, r);
+}
+
 }  // namespace
 
 llvm::Value* IfThen(llvm::IRBuilder<>& b, llvm::Value* cond, const std::function<llvm::Value*()>& taken,
@@ -240,10 +253,8 @@ FastMath ExpFast(llvm::IRBuilder<>& b, llvm::Value* x) {
       b.CreateAdd(b.CreateBitCast(OnePlus(b, kExpR, std::size(kExpR), r), ity),
                   b.CreateShl(b.CreateFPToSI(n, ity), i(23))),
       fty);
-  uint32_t limit_bits = 0;
-  static_assert(sizeof(limit_bits) == sizeof(kExpArgumentLimit));
-  std::memcpy(&limit_bits, &kExpArgumentLimit, sizeof(limit_bits));
-  return {fast, b.CreateICmpULT(b.CreateAnd(b.CreateBitCast(x, ity), i(0x7FFFFFFFu)), i(limit_bits))};
+  return {fast, b.CreateICmpULT(b.CreateAnd(b.CreateBitCast(x, ity), i(0x7FFFFFFFu)),
+                                i(llvm::bit_cast<uint32_t>(kExpArgumentLimit)))};
 }
 
 llvm::Value* InlineExp(llvm::IRBuilder<>& b, llvm::Value* x, const std::function<llvm::Value*()>& fallback) {
@@ -308,16 +319,14 @@ llvm::Value* ErfByTable(llvm::IRBuilder<>& b, llvm::Value* x) {
   auto c = [&](float v) { return llvm::ConstantFP::get(ty, static_cast<double>(v)); };
   llvm::Value* ax = Unary(b, llvm::Intrinsic::fabs, x);
   // NaN compares false: the clamp gives 3.92, the NaN is put back at the end.
-  llvm::Value* y = b.CreateFMul(b.CreateSelect(b.CreateFCmpOLT(ax, c(kErfOne)), ax, c(kErfOne)), c(4.0f));
+  llvm::Value* y = b.CreateFMul(AtMost(b, ax, kErfOne), c(4.0f));
   llvm::Value* k = Unary(b, llvm::Intrinsic::floor, y);
   llvm::Value* u = b.CreateFSub(y, k);
   llvm::Value* index = b.CreateFPToSI(k, llvm::FixedVectorType::get(b.getInt32Ty(), 16));
   auto coefficient = [&](size_t j) { return Lookup16(b, kErfTable[j], index); };
   llvm::Value* r = coefficient(std::size(kErfTable) - 1);
   for (size_t j = std::size(kErfTable) - 1; j-- > 0;) r = Fma(b, r, u, coefficient(j));
-  r = b.CreateSelect(b.CreateFCmpOLT(r, c(1.0f)), r, c(1.0f));
-  r = b.CreateIntrinsic(llvm::Intrinsic::copysign, {ty}, {r, x});
-  return b.CreateSelect(b.CreateFCmpUNO(x, x), x, r);
+  return OddResult(b, AtMost(b, r, 1.0f), x);
 }
 
 }  // namespace
@@ -331,13 +340,11 @@ llvm::Value* InlineErf(llvm::IRBuilder<>& b, llvm::Value* x, bool avx512_table) 
   std::vector<float> big_c(std::begin(kErfcBig), std::end(kErfcBig));
   llvm::Value* small = b.CreateFMul(ax, Horner(b, small_c, b.CreateFMul(ax, ax)));
   // NaN compares false: the clamp gives 3.92, the NaN is put back at the end.
-  llvm::Value* clamped = b.CreateSelect(b.CreateFCmpOLT(ax, c(kErfOne)), ax, c(kErfOne));
+  llvm::Value* clamped = AtMost(b, ax, kErfOne);
   llvm::Value* big =
       b.CreateFSub(c(1.0f), Horner(b, big_c, b.CreateFSub(clamped, c(kErfcBigMiddle))));
   llvm::Value* r = b.CreateSelect(b.CreateFCmpOLT(ax, c(kErfSplit)), small, big);
-  r = b.CreateIntrinsic(llvm::Intrinsic::minnum, {ty}, {r, c(1.0f)});
-  r = b.CreateIntrinsic(llvm::Intrinsic::copysign, {ty}, {r, x});
-  return b.CreateSelect(b.CreateFCmpUNO(x, x), x, r);
+  return OddResult(b, b.CreateIntrinsic(llvm::Intrinsic::minnum, {ty}, {r, c(1.0f)}), x);
 }
 
 llvm::Value* InlineTanh(llvm::IRBuilder<>& b, llvm::Value* x) {
@@ -348,7 +355,7 @@ llvm::Value* InlineTanh(llvm::IRBuilder<>& b, llvm::Value* x) {
   // relative accuracy (one formula for all t, no select between two).
   // NaN compares false: the clamp gives 9.1, the NaN is put back at the end.
   llvm::Value* ax = Unary(b, llvm::Intrinsic::fabs, x);
-  llvm::Value* t = b.CreateSelect(b.CreateFCmpOLT(ax, f(kTanhClamp)), ax, f(kTanhClamp));
+  llvm::Value* t = AtMost(b, ax, kTanhClamp);
   // expm1(z) = 2^n·e + (2^n − 1), e = expm1(r), r = z − n·ln 2 for z = −2t:
   // n is in [−26, 0], so one FMA with ln 2 rounded to f32 keeps r within
   // 5e-8 (2^n scales that to below 0.05 ULP of tanh), 2^n ± 1 are exact and
@@ -364,9 +371,7 @@ llvm::Value* InlineTanh(llvm::IRBuilder<>& b, llvm::Value* x) {
   llvm::Value* p = Exp2OfInteger(b, n, fty);
   llvm::Value* m = Fma(b, p, e, b.CreateFSub(p, f(1.0)));
   llvm::Value* d = Fma(b, p, e, b.CreateFAdd(p, f(1.0)));
-  llvm::Value* q = b.CreateFDiv(b.CreateFNeg(m), d);
-  q = b.CreateIntrinsic(llvm::Intrinsic::copysign, {fty}, {q, x});
-  return b.CreateSelect(b.CreateFCmpUNO(x, x), x, q);
+  return OddResult(b, b.CreateFDiv(b.CreateFNeg(m), d), x);
 }
 
 // pow's first tier, all in f32 lanes (16 to a zmm register, no division in

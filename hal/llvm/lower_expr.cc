@@ -357,10 +357,10 @@ std::vector<llvm::Value*> FunctionLowering::FastMathCalls(CallFn fn, const Type&
     for (const auto& args : calls) parts.push_back(b_.CreateFPCast(args[arg], float_ty));
     return llvm::concatenateVectors(b_, parts);
   };
-  bool estimate = ReciprocalEstimate(t.width * static_cast<int>(calls.size()));
+  int lanes = t.width * static_cast<int>(calls.size());
   FastMath m = fn == CallFn::Exp   ? ExpFast(b_, joined(0))
-               : fn == CallFn::Log ? LogFast(b_, joined(0), Avx512Table(t.width * static_cast<int>(calls.size())))
-                                   : PowFast(b_, joined(0), joined(1), estimate);
+               : fn == CallFn::Log ? LogFast(b_, joined(0), Avx512Table(lanes))
+                                   : PowFast(b_, joined(0), joined(1), ReciprocalEstimate(lanes));
   fast_checks_->push_back(AnyLaneOutside(b_, m.ok));
   if (calls.size() == 1) return {b_.CreateFPCast(m.value, ValueTy(t))};
   std::vector<llvm::Value*> out;

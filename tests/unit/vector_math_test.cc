@@ -263,6 +263,18 @@ std::vector<T> Uniform(double lo, double hi, size_t n, uint64_t seed) {
   return v;
 }
 
+// Puts edge k of `edges` into step k of MathKernel's input `x` (30 elements:
+// vectors of 16, 8, 4 and 2 lanes), alone in its 16-lane vector, and into
+// the 8-, 4- and 2-lane vectors of steps k + 1, k + 2 and k + 3 (the first
+// `widths` of those four), at a lane that moves with k.
+void PlaceEdges(std::vector<float>& x, const std::vector<float>& edges, int widths) {
+  const size_t steps = edges.size();
+  const int offset[] = {0, 16, 24, 28}, lanes[] = {16, 8, 4, 2};
+  for (size_t k = 0; k < steps; ++k)
+    for (int w = 0; w < widths; ++w)
+      x[30 * ((k + w) % steps) + offset[w] + k % lanes[w]] = edges[k];
+}
+
 // Runs MathKernel on vectors of 16, 8, 4 and 2 lanes (every variant, a
 // padded tail) on the device, or on `widths`.
 template <typename T>
@@ -422,10 +434,7 @@ TEST(VectorMath, InlineLogAtTheEdges) {
   all.insert(all.end(), ordinary.begin(), ordinary.end());
   const size_t steps = all.size(), n = 30 * steps;  // MathKernel's step: 16 + 8 + 4 + 2
   std::vector<float> x = Uniform<float>(0.01, 100, n, 21);
-  for (size_t k = 0; k < steps; ++k) {
-    x[30 * k + k % 16] = all[k];
-    x[30 * ((k + 1) % steps) + 16 + k % 8] = all[k];
-  }
+  PlaceEdges(x, all, 2);  // in 16- and 8-lane vectors
   std::vector<float> got = RunKernel<float>(CallFn::Log, DataType::F32, x, x);
   for (size_t i = 0; i < n; ++i) {
     float want = std::log(x[i]);
@@ -458,11 +467,7 @@ TEST(VectorMath, InlineExpAtTheEdges) {
     x[i] = i % 2 ? 86.0f + f : -87.0f + f;
   }
   edges.resize(steps, 1.0f);
-  for (size_t k = 0; k < steps; ++k) {
-    x[30 * k + k % 16] = edges[k];                   // in a 16-lane vector
-    x[30 * ((k + 1) % steps) + 16 + k % 8] = edges[k];  // and in an 8-lane one
-    x[30 * ((k + 2) % steps) + 24 + k % 4] = edges[k];  // and a 4-lane one
-  }
+  PlaceEdges(x, edges, 3);  // in 16-, 8- and 4-lane vectors
   std::vector<float> got = RunKernel<float>(CallFn::Exp, DataType::F32, x, x);
   for (size_t i = 0; i < n; ++i)
     EXPECT_LE(testing::UlpDistance(got[i], std::exp(x[i])), 3)
@@ -482,12 +487,7 @@ TEST(VectorMath, InlineTanhAtTheEdges) {
                               inf,    -inf,    std::nanf(""), 5.0f};
   const size_t steps = edges.size(), n = 30 * steps;  // MathKernel's step: 16 + 8 + 4 + 2
   std::vector<float> x = Uniform<float>(-4, 4, n, 13);
-  for (size_t k = 0; k < steps; ++k) {
-    x[30 * k + k % 16] = edges[k];
-    x[30 * ((k + 1) % steps) + 16 + k % 8] = edges[k];
-    x[30 * ((k + 2) % steps) + 24 + k % 4] = edges[k];
-    x[30 * ((k + 3) % steps) + 28 + k % 2] = edges[k];
-  }
+  PlaceEdges(x, edges, 4);
   std::vector<float> got = RunKernel<float>(CallFn::Tanh, DataType::F32, x, x);
   for (size_t i = 0; i < n; ++i) {
     float want = std::tanh(x[i]);
