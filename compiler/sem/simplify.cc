@@ -344,6 +344,13 @@ class Simplifier : public Mutator {
       if (bb) return *bb == is_and ? a : b;
       return nullptr;
     }
+    if (t.IsInteger() && IsComparison(op) && SameVariable(a, b)) {
+      // v == v, v <= v, v >= v hold and v != v, v < v, v > v do not for
+      // integers (the direct form's solved output index checked against
+      // itself: `o1 == o1`, which OpenCL compilers warn about).
+      bool holds = op == BinaryOp::Eq || op == BinaryOp::Le || op == BinaryOp::Ge;
+      return BoolOf(holds, t.width);
+    }
     if (t.IsInteger()) return IntIdentity(op, a, b, ca, cb);
     if (t.IsFloat()) {
       // x*1 and x/1 are exact in IEEE arithmetic (x+0 is not: -0 + 0 = +0).
@@ -352,6 +359,14 @@ class Simplifier : public Mutator {
       if (op == BinaryOp::Mul && fa && *fa == 1.0) return b;
     }
     return nullptr;
+  }
+
+  // Both a reference to the same variable (names are unique in a scope, so
+  // the same value).
+  static bool SameVariable(const Expr& a, const Expr& b) {
+    auto* va = As<VarRef>(a);
+    auto* vb = As<VarRef>(b);
+    return va && vb && va->name == vb->name;
   }
 
   Expr IntIdentity(BinaryOp op, const Expr& a, const Expr& b, std::optional<int64_t> ca,

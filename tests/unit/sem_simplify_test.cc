@@ -132,6 +132,26 @@ TEST(SemSimplifyTest, IntegerIdentities) {
   EXPECT_EQ(Folded(n / 2), "(n / 2)");
 }
 
+TEST(SemSimplifyTest, AnIntegerVariableComparedWithItself) {
+  Expr n = N();
+  EXPECT_EQ(Folded(_Cond(_Eq(n, n), n, _Const(0))), "n");
+  EXPECT_EQ(Folded(_Cond(n <= n, n, _Const(0))), "n");
+  EXPECT_EQ(Folded(_Cond(n >= n, n, _Const(0))), "n");
+  EXPECT_EQ(Folded(_Cond(_Ne(n, n), n, _Const(0))), "0");
+  EXPECT_EQ(Folded(_Cond(n < n, n, _Const(0))), "0");
+  EXPECT_EQ(Folded(_Cond(n > n, n, _Const(0))), "0");
+  // Whole vectors fold to a vector of the answer (v assigned twice, so not
+  // replaced by its value).
+  Type v4 = Type::Index(4);
+  Expr v = _Var("v", v4);
+  std::string text = Simplified({_Declare(v4, "v", _Broadcast(N(), 4)), _Assign(v, v + 1),
+                                 _Store(R(), _Const(0), _Extract(_Select(_Eq(v, v), v, _Const(6, v4)), 2))});
+  EXPECT_NE(text.find("R[0] = v.s2;"), std::string::npos) << text;
+  // Other operands, or a float (x == x is false for NaN), stay.
+  EXPECT_EQ(Folded(_Cond(_Eq(n, n + 1), n, _Const(0))), "((n == (n + 1)) ? n : 0)");
+  EXPECT_EQ(Folded(_Cond(_Eq(X(), X()), n, _Const(0))), "((x == x) ? n : 0)");
+}
+
 TEST(SemSimplifyTest, FloatsAreNotFoldedBeyondExactIdentities) {
   Expr x = X();
   EXPECT_EQ(Folded(x * 1.0), "x");
