@@ -16,6 +16,18 @@ int64_t TotalL2Bytes(const HardwareModel& hw) {
   return SaturatingMul(hw.l2_bytes, std::max<int64_t>(hw.compute_units, 1));
 }
 
+bool FitsInHalfTheLastLevelCache(const KernelSpec& spec, const lang::Program& program, const HardwareModel& hw) {
+  if (hw.l3_bytes <= 0) return false;
+  int64_t bytes = 0;
+  for (const std::vector<std::string>* names : {&spec.outputs, &spec.inputs})
+    for (const std::string& t : *names) {
+      const lang::TensorDecl& d = program.Tensor(t);
+      int64_t b = SaturatingMul(d.layout.elements, std::max(1, lang::BitWidth(d.shape.dtype) / 8));
+      bytes = b > INT64_MAX - bytes ? INT64_MAX : bytes + b;
+    }
+  return bytes <= hw.l3_bytes / 2;
+}
+
 std::string Sanitize(const std::string& s) {
   std::string r;
   for (char c : s) r += std::isalnum(static_cast<unsigned char>(c)) ? c : '_';

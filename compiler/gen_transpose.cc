@@ -196,7 +196,8 @@ class TransposeGen {
       if (i != o_ && out.strides[i] % w_ != 0) return false;
     int64_t bytes = SaturatingMul(out.limit, lang::BitWidth(dtype_) / 8);
     bool temporary = program_.Tensor(out.tensor).role == lang::TensorRole::Temporary;
-    return bytes > SaturatingMul(TotalL2Bytes(hw_), temporary ? 8 : 4);
+    return bytes > SaturatingMul(TotalL2Bytes(hw_), temporary ? 8 : 4) &&
+           !FitsInHalfTheLastLevelCache(spec_, program_, hw_);
   }
 
   std::string PlanText(bool tail) const {
@@ -207,9 +208,9 @@ class TransposeGen {
     };
     std::string s = fmt::format(
         "Transpose form: {} x {} tiles of {} through registers, output along {} ({} values), input "
-        "along {} ({} values){}\n",
+        "along {} ({} values){}{}\n",
         w_, w_, sem::ScalarName(dtype_), names(run_o_), range_o_, names(run_n_), range_n_,
-        tail ? ", masked tails" : "");
+        tail ? ", masked tails" : "", streaming_ ? ", streaming stores" : "");
     auto tiles = [](int64_t t, const std::string& name) {
       return t == 1 ? name + " tile" : fmt::format("{} {} tiles", t, name);
     };

@@ -453,8 +453,10 @@ bool VecGen::StreamingStores() const {
   // the caches unless it is far larger than they are. A result goes back
   // to the caller: above twice the L2 caches' total it would only push
   // the inputs out of the last level (gelu erf 1024x3072, 12.5 MB written,
-  // 4 MB of L2: 1.70 -> 1.55 ms; tanh over 4M floats 3-7% faster).
-  return bytes > SaturatingMul(TotalL2Bytes(hw_), temporaries ? 8 : 2);
+  // 4 MB of L2: 1.70 -> 1.55 ms; tanh over 4M floats 3-7% faster), unless
+  // the kernel's buffers all fit in half of that level together.
+  return bytes > SaturatingMul(TotalL2Bytes(hw_), temporaries ? 8 : 2) &&
+         !FitsInHalfTheLastLevelCache(spec_, program_, hw_);
 }
 
 std::string VecGen::PlanText() const {

@@ -62,6 +62,9 @@ void HardwareModel::Validate() const {
     TILEC_USER_ERROR("hardware model '{}': l2_bytes = {} must be >= l1_bytes = {}", name, l2_bytes,
                      l1_bytes);
   }
+  if (l3_bytes < 0) {
+    TILEC_USER_ERROR("hardware model '{}': l3_bytes = {} must be >= 0 (0: unknown)", name, l3_bytes);
+  }
   if (goal_groups < 1) {
     TILEC_USER_ERROR("hardware model '{}': goal_groups = {} must be >= 1", name, goal_groups);
   }
@@ -125,6 +128,7 @@ std::string ToString(const HardwareModel& hw) {
   line("local_memory_managed", hw.local_memory_managed);
   line("l1_bytes", hw.l1_bytes);
   line("l2_bytes", hw.l2_bytes);
+  line("l3_bytes", hw.l3_bytes);
   line("goal_groups", hw.goal_groups);
   line("goal_flops_per_byte", hw.goal_flops_per_byte);
   line("peak_gflops", hw.peak_gflops);

@@ -29,6 +29,7 @@ struct HardwareModel {
   bool local_memory_managed = true;  // programmer-managed local memory (GPU); false: LRU caches (CPU)
   int64_t l1_bytes = 32 * 1024;      // per core data cache (CPU targets)
   int64_t l2_bytes = 1024 * 1024;    // per core L2 (CPU targets)
+  int64_t l3_bytes = 0;              // last-level cache shared by the cores (CPU targets; 0: unknown)
 
   // --- Throughput goals (the roofline and occupancy the score aims for) -----
   int64_t goal_groups = 16;          // work groups in flight for full occupancy

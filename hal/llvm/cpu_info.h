@@ -18,7 +18,7 @@ struct CpuInfo {
   std::string model;      // /proc/cpuinfo "model name", or empty
   int threads = 1;        // hardware threads (std::thread::hardware_concurrency)
   bool avx512f = false, avx2 = false, fma = false;
-  long l1_bytes = 0, l2_bytes = 0;  // sysconf; 0 when unknown
+  long l1_bytes = 0, l2_bytes = 0, l3_bytes = 0;  // sysconf; 0 when unknown
 };
 
 // What the host reports (computed once).

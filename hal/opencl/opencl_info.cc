@@ -220,6 +220,7 @@ compiler::HardwareModel QueryHardwareModel(const DeviceDesc& desc) {
     uint64_t llc = TILEC_DEVICE_VALUE(cl_ulong, dev, CL_DEVICE_GLOBAL_MEM_CACHE_SIZE);
     int64_t share = llc > 0 ? ClampToInt64(llc) / hw.compute_units : kCpuL2CapBytes;
     hw.l2_bytes = std::clamp<int64_t>(share, hw.l1_bytes, kCpuL2CapBytes);
+    hw.l3_bytes = ClampToInt64(llc);
     // PoCL names CPU devices after the LLVM target ("pthread-skylake-avx512-…");
     // AVX-512 doubles the architectural vector registers from 16 to 32.
     if (desc.name.find("avx512") != std::string::npos) hw.vector_registers = 32;

@@ -111,6 +111,7 @@ TEST(HardwareModelTest, ToStringIsStable) {
             "local_memory_managed=true\n"
             "l1_bytes=32768\n"
             "l2_bytes=1048576\n"
+            "l3_bytes=0\n"
             "goal_groups=20\n"
             "goal_flops_per_byte=20\n"
             "peak_gflops=100\n"

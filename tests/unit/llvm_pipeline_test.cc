@@ -170,21 +170,24 @@ TEST(LlvmPipeline, PanelsBlockedLayoutsAndStreamingStores) {
 }
 
 TEST(LlvmPipeline, StreamingStoresForResultsAboveTwiceTheL2Caches) {
-  // A result of 4x the L2 caches' total goes around the caches; a
-  // temporary of that size stays cached for the kernel that reads it
+  // A result of 4x the L2 caches' total (and at least half the last-level
+  // cache, so that the kernel's buffers outgrow that half) goes around the
+  // caches; a temporary of 4x stays cached for the kernel that reads it
   // (temporaries stream only above 8x). Sizes divide every vector width.
   const compiler::HardwareModel& hw = Device()->hardware_model();
   int64_t l2 = hw.l2_bytes * std::max<int64_t>(hw.compute_units, 1);
-  if (l2 > (int64_t{64} << 20)) GTEST_SKIP() << "L2 caches of " << l2 << " bytes: the cases would be too large";
-  int64_t n = (l2 * 4 / 4 + 63) / 64 * 64;  // floats
+  if (l2 > (int64_t{64} << 20) || hw.l3_bytes > (int64_t{128} << 20))
+    GTEST_SKIP() << "L2 caches of " << l2 << " bytes, L3 of " << hw.l3_bytes << ": the cases would be too large";
+  int64_t n_result = (std::max(l2 * 4, hw.l3_bytes / 2) / 4 + 63) / 64 * 64;  // floats
+  int64_t n = (l2 * 4 / 4 + 63) / 64 * 64;
   ASSERT_LT(n * 4, l2 * 8);
   auto plans = [](const runtime::Program& p) {
     std::vector<std::string> out;
     for (const auto& k : p.compiled().kernels) out.push_back(k.code.vector_plan);
     return out;
   };
-  auto result = Check({"function (A[N]) -> (R) { R = exp(A) + 1; }", {{"A", F32({n})}}}, {false, 1}, {},
-                      "result of 4x L2");
+  auto result = Check({"function (A[N]) -> (R) { R = exp(A) + 1; }", {{"A", F32({n_result})}}}, {false, 1},
+                      {}, "result of 4x L2");
   ASSERT_EQ(plans(*result).size(), 1u);
   EXPECT_NE(plans(*result)[0].find("streaming stores"), std::string::npos) << plans(*result)[0];
   auto temporary = Check({"function (A[N], B[M]) -> (R) { T = exp(A); R[i : N] = +(T[i] * B[j]); }",
@@ -263,6 +266,50 @@ TEST(LlvmPipeline, DeviceRegistration) {
   EXPECT_NE(all.find("llvm:cpu\n"), std::string::npos) << all;
   EXPECT_NE(all.find("vec_size="), std::string::npos) << all;
   EXPECT_THROW(hal::OpenDevice("llvm:gpu"), UserError);
+}
+
+// The plans of `source` on `shapes` compiled for the device's model with
+// these cache sizes (bytes; l3 0: unknown), one per kernel.
+std::vector<std::string> PlansWithCaches(const char* source, const std::map<std::string, lang::Shape>& shapes,
+                                         int64_t l2, int64_t compute_units, int64_t l3) {
+  lang::Program bound = lang::Bind(lang::Parse(MakeSource("caches.tile", source)), shapes);
+  compiler::CompileOptions options;
+  options.hw = Device()->hardware_model();
+  options.hw.l2_bytes = l2;
+  options.hw.compute_units = compute_units;
+  options.hw.l3_bytes = l3;
+  std::vector<std::string> plans;
+  for (const auto& k : compiler::CompileProgram(bound, options).kernels) plans.push_back(k.code.vector_plan);
+  return plans;
+}
+
+TEST(LlvmPipeline, StreamingStoresOnlyWhereTheBuffersOutgrowHalfTheLastLevelCache) {
+  // 2 x 1 MB of L2 and 32 MB of L3 (Zen 4's), compiled only. A 6 MB result
+  // (above twice the L2 caches) whose kernel reads 6 MB stays cached: 12 MB
+  // fit in half the L3. With three 6 MB inputs (24 MB) it streams, and so
+  // does the first where the L3 is unknown.
+  const int64_t mb = 1 << 20, n = 6 * mb / 4;
+  const char* one = "function (X[N]) -> (Y) { Y = X * 2.0 + 1.0; }";
+  const char* three = "function (A[N], B[N], C[N]) -> (Y) { Y = A * B + C; }";
+  auto streams = [](const std::vector<std::string>& plans) {
+    return plans.size() == 1 && plans[0].find("streaming stores") != std::string::npos;
+  };
+  auto one_plans = PlansWithCaches(one, {{"X", F32({n})}}, mb, 2, 32 * mb);
+  ASSERT_EQ(one_plans.size(), 1u);
+  EXPECT_NE(one_plans[0].find("Vector form"), std::string::npos) << one_plans[0];
+  EXPECT_FALSE(streams(one_plans)) << one_plans[0];
+  EXPECT_TRUE(streams(PlansWithCaches(three, {{"A", F32({n})}, {"B", F32({n})}, {"C", F32({n})}}, mb, 2, 32 * mb)));
+  EXPECT_TRUE(streams(PlansWithCaches(one, {{"X", F32({n})}}, mb, 2, 0)));
+  // The transpose form: a 10 MB result (above 4x the L2 caches) streams
+  // where its 20 MB outgrow half the L3, not where the L3 holds 64 MB.
+  const char* transpose = "function (I[N, M]) -> (O) { O[j, i : M, N] = =(I[i, j]); }";
+  auto t32 = PlansWithCaches(transpose, {{"I", F32({1280, 2048})}}, mb, 2, 32 * mb);
+  auto t64 = PlansWithCaches(transpose, {{"I", F32({1280, 2048})}}, mb, 2, 64 * mb);
+  ASSERT_EQ(t32.size(), 1u);
+  ASSERT_EQ(t64.size(), 1u);
+  EXPECT_NE(t32[0].find("Transpose form"), std::string::npos) << t32[0];
+  EXPECT_NE(t32[0].find("streaming stores"), std::string::npos) << t32[0];
+  EXPECT_EQ(t64[0].find("streaming stores"), std::string::npos) << t64[0];
 }
 
 // The seed's conv compiles to a small module: a guard against code blow-up
