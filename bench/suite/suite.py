@@ -340,14 +340,29 @@ def rel_err(got, want):
 TILEC_PAUSE_S = 1.0
 
 
+# Untimed calls every side makes before its timed ones, at least (after its
+# --warmup calls): PyTorch's and OpenBLAS's in median_ms, oneDNN's in
+# onednn_case.cc, Tilec's with `tilec bench --warmup-time`. After the pause
+# above a side's first calls find its worker threads asleep and the caches
+# cold; three warm-up calls of a 0.05 ms kernel are over in 0.15 ms.
+WARM_S = 0.3
+
+
 def time_tilec(tilec, case, runs, warmup):
     time.sleep(TILEC_PAUSE_S)
     cmd = [tilec, "bench", os.path.join(HERE, case["tile"]), "--json", "--runs", str(runs),
-           "--warmup", str(warmup)] + shape_args(case)
-    return json.loads(subprocess.run(cmd, check=True, capture_output=True, text=True).stdout)
+           "--warmup", str(warmup), "--warmup-time", f"{int(WARM_S * 1000)}ms"] + shape_args(case)
+    r = subprocess.run(cmd, capture_output=True, text=True)
+    if r.returncode == 2 and "--warmup-time" in r.stderr:
+        # A --baseline binary from before session 14: warm-up by count only.
+        i = cmd.index("--warmup-time")
+        r = subprocess.run(cmd[:i] + cmd[i + 2:], capture_output=True, text=True)
+    if r.returncode != 0:
+        raise subprocess.CalledProcessError(r.returncode, cmd, r.stdout, r.stderr)
+    return json.loads(r.stdout)
 
 
-def median_ms(fn, runs, warmup, warm_s=0.3):
+def median_ms(fn, runs, warmup, warm_s=WARM_S):
     """(median, min) of `runs` timed calls after `warmup` calls and at least `warm_s`
     seconds of calls: the peers' OpenMP workers sleep while tilec runs, and on
     a loaded machine the first parallel regions after that wait for a core

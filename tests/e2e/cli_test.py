@@ -101,7 +101,7 @@ class CliTest(unittest.TestCase):
         for sub, options in [("check", [*shared, "nChw16c", "--json"]),
                              ("run", ["--in", "--out", "--target", "--random-inputs", "--seed", "ref", "--check",
                                       "--json", *shared, *kernel]),
-                             ("bench", ["--target", "--runs", "--warmup", "--seed", "--json", *shared, *kernel,
+                             ("bench", ["--target", "--runs", "--warmup", "--warmup-time", "--seed", "--json", *shared, *kernel,
                                         "full index box", "multiply-accumulate", "ref"]),
                              ("compile", [*shared, "--emit", "llvm-opt", "--target", "--json", *kernel]),
                              ("explain", [*shared, "--target", "--hw", *kernel]),
@@ -618,6 +618,16 @@ class CliTest(unittest.TestCase):
         self.assertEqual(j["device"], "ref")
         self.assertEqual(j["kernels"], [])
 
+    def test_bench_warmup_time(self) -> None:
+        # Warm-up runs continue past --warmup until --warmup-time has passed
+        # (the reference evaluator runs this 3x5x4 matmul in microseconds, so
+        # 300 ms hold far more than one); JSON's warmup counts them.
+        j = self.bench_json("--target", "ref", "--runs", "2", "--warmup", "1", "--warmup-time", "300ms")
+        self.assertBenchJson(j, 2)
+        self.assertGreater(j["warmup"], 1)
+        j = self.bench_json("--target", "ref", "--runs", "2", "--warmup", "4")
+        self.assertEqual(j["warmup"], 4)
+
     def test_bench_json_opencl(self) -> None:
         j = self.bench_json("--target", "opencl", "--runs", "4")
         self.assertBenchJson(j, 4)
@@ -646,6 +656,8 @@ class CliTest(unittest.TestCase):
         cases = [
             (["--runs", "0"], 2, "--runs: must be at least 1, got 0"),
             (["--warmup", "-1"], 2, "--warmup: must be 0 or more, got -1"),
+            (["--warmup-time", "0s"], 2, "--warmup-time: '0s' is not a duration such as 60s, 90, 2m or 500ms"),
+            (["--warmup-time", "soon"], 2, "--warmup-time: 'soon' is not a duration"),
             (["--target", "bogus"], 1, "error: --target bogus: unknown device 'bogus' (available: llvm:cpu"),
             (["--target", "ref", "--tile", "kernel_0=1,1,1"], 1, "the reference target 'ref' has no kernels"),
             (["--target", "opencl", "--tile", "kernel_7=1,1,1"], 1, "--tile kernel_7: the program has no kernel"),

@@ -1,5 +1,5 @@
 // `tilec bench FILE -s NAME=SHAPE[:LAYOUT]... [--target T] [--runs N]
-// [--warmup W] [--seed S] [--json] [--constant NAME] [--tile KERNEL=SIZES] [--rank KERNEL=K]`:
+// [--warmup W] [--warmup-time DURATION] [--seed S] [--json] [--constant NAME] [--tile KERNEL=SIZES] [--rank KERNEL=K]`:
 // compile a program once, upload random inputs once, then time whole-program
 // executions (every kernel, inputs already on the device) and report the
 // median and minimum wall time, GFLOP/s, GB/s and each kernel's device time.
@@ -30,6 +30,7 @@ struct BenchOptions {
   std::string target;  // set by AddTargetOption: kDefaultTarget
   int runs = 20;
   int warmup = 3;
+  std::string warmup_time;  // --warmup-time: empty for none
   uint64_t seed = 1;
   bool json = false;
   std::vector<std::string> constants;  // --constant: inputs whose derived kernels run once
@@ -58,19 +59,25 @@ double MsSince(Clock::time_point start) {
   return std::chrono::duration<double, std::milli>(Clock::now() - start).count();
 }
 
-// Runs `run` `warmup` times untimed, then `runs` times timed; returns the
-// timed runs' wall times in milliseconds.
+// Runs `run` untimed until it has run `warmup` times and `warmup_s` seconds
+// have passed, then `runs` times timed; returns the timed runs' wall times in
+// milliseconds, and in `warmed` the untimed runs' count.
 template <typename F>
-std::vector<double> TimeRuns(int warmup, int runs, F&& run) {
-  for (int i = 0; i < warmup; ++i) run();
+std::vector<double> TimeRuns(int warmup, double warmup_s, int runs, int& warmed, F&& run) {
+  Clock::time_point start = Clock::now();
+  for (warmed = 0; warmed < warmup || MsSince(start) < warmup_s * 1e3; ++warmed) run(false);
   std::vector<double> ms;
   ms.reserve(runs);
   for (int i = 0; i < runs; ++i) {
     Clock::time_point start = Clock::now();
-    run();
+    run(true);
     ms.push_back(MsSince(start));
   }
   return ms;
+}
+
+double WarmupSeconds(const BenchOptions& opts) {
+  return opts.warmup_time.empty() ? 0 : ParseDuration(opts.warmup_time, "--warmup-time");
 }
 
 // Random inputs as `tilec run --random-inputs` makes them: input i of the
@@ -106,10 +113,9 @@ BenchResult BenchDevice(const BenchOptions& opts, const std::string& target, con
 
   size_t kernel_count = compiled.compiled().kernels.size();
   std::vector<std::vector<double>> kernel_ms(kernel_count);
-  int timed = -opts.warmup;  // negative during warm-up
-  std::vector<double> ms = TimeRuns(opts.warmup, opts.runs, [&] {
+  std::vector<double> ms = TimeRuns(opts.warmup, WarmupSeconds(opts), opts.runs, r.warmup, [&](bool timed) {
     runtime::RunStats stats = compiled.Execute();
-    if (timed++ < 0) return;
+    if (!timed) return;
     for (size_t k = 0; k < kernel_count && k < stats.kernel_ns.size(); ++k)
       kernel_ms[k].push_back(static_cast<double>(stats.kernel_ns[k]) / 1e6);
   });
@@ -132,7 +138,8 @@ BenchResult BenchReference(const BenchOptions& opts, const lang::Program& progra
   runtime::ConstantInputMask(program, opts.constants);
   BenchResult r;
   r.device = "ref";
-  r.time = Summarize(TimeRuns(opts.warmup, opts.runs, [&] { lang::Evaluate(program, inputs); }));
+  r.time = Summarize(
+      TimeRuns(opts.warmup, WarmupSeconds(opts), opts.runs, r.warmup, [&](bool) { lang::Evaluate(program, inputs); }));
   return r;
 }
 
@@ -184,6 +191,7 @@ void RunBench(const BenchOptions& opts, const GlobalOptions& global) {
     throw CLI::ValidationError("--runs", fmt::format("must be at least 1, got {}", opts.runs));
   if (opts.warmup < 0)
     throw CLI::ValidationError("--warmup", fmt::format("must be 0 or more, got {}", opts.warmup));
+  WarmupSeconds(opts);  // a malformed --warmup-time fails before the compile
   SourceFilePtr source = ReadSourceFile(opts.file);
   ShapeLayoutArgs args = ParseShapeLayoutArgs(opts.shapes, opts.layouts);
   lang::ast::Function f = Timed(global, "parse", [&] { return ParseSource(source); });
@@ -206,7 +214,6 @@ void RunBench(const BenchOptions& opts, const GlobalOptions& global) {
   BenchResult r = IsReferenceTarget(target) ? BenchReference(opts, program, data)
                                   : BenchDevice(opts, target, program, data, global);
   r.target = target;
-  r.warmup = opts.warmup;
   r.work = CountWork(program);
   fmt::print("{}", opts.json ? ToJson(opts, r) : ToText(opts, r));
 }
@@ -219,10 +226,11 @@ Command AddBenchCommand(CLI::App& parent, const GlobalOptions& global) {
       "bench", "Time a compiled program: median and min wall time, GFLOP/s, GB/s, per-kernel device time");
   app->footer(Footer(
       "The program is compiled once and its random inputs (as tilec run --random-inputs makes them)\n"
-      "are uploaded once; then W warm-up and N timed executions of the whole program (every kernel)\n"
-      "run back to back, each timed with a steady clock around the launches (inputs stay on the\n"
-      "device; outputs are not read back). Per-kernel times are the device's own timers. With\n"
-      "--constant, kernels that read only constant inputs run in the first execution only.\n\n"
+      "are uploaded once; then W warm-up executions (more until --warmup-time has passed) and N\n"
+      "timed executions of the whole program (every kernel) run back to back, each timed with a\n"
+      "steady clock around the launches (inputs stay on the device; outputs are not read back).\n"
+      "Per-kernel times are the device's own timers. With --constant, kernels that read only\n"
+      "constant inputs run in the first execution only.\n\n"
       "Work (the convention oneDNN and BLAS use):\n"
       "  FLOPs: a contraction visits its full index box (the product of all its index ranges,\n"
       "         padding taps included): 2 FLOPs per point, one multiply-accumulate, for a sum\n"
@@ -245,6 +253,11 @@ Command AddBenchCommand(CLI::App& parent, const GlobalOptions& global) {
   app->add_option("--warmup", opts->warmup, "Untimed executions first")
       ->capture_default_str()
       ->type_name("W");
+  app->add_option("--warmup-time", opts->warmup_time,
+                  "Untimed executions until this long has passed too, e.g. 300ms: caches, clock "
+                  "frequency and worker threads settle as under a steady load (bench/suite gives every "
+                  "side 0.3 s)")
+      ->type_name("DURATION");
   AddSeedOption(app, opts->seed);
   AddJsonFlag(app, opts->json,
               "median_ms, min_ms, mean_ms, max_ms, gflops, gbps, flops, bytes, runs, warmup, target, device, "

@@ -57,30 +57,6 @@ class InterruptGuard {
   struct sigaction old_ {};
 };
 
-// "60s", "90", "2m", "1.5m", "500ms" -> seconds; usage error otherwise.
-double ParseBudget(const std::string& text) {
-  std::string number = text;
-  double scale = 1;
-  auto ends = [&](std::string_view suffix) {
-    return number.size() > suffix.size() && number.compare(number.size() - suffix.size(), suffix.size(), suffix) == 0;
-  };
-  if (ends("ms")) {
-    scale = 1e-3;
-    number.resize(number.size() - 2);
-  } else if (ends("s")) {
-    number.pop_back();
-  } else if (ends("m")) {
-    scale = 60;
-    number.pop_back();
-  }
-  double value = -1;
-  auto [end, ec] = std::from_chars(number.data(), number.data() + number.size(), value);
-  if (ec != std::errc() || end != number.data() + number.size() || !(value > 0) || value * scale > 86400)
-    throw CLI::ValidationError("--budget", fmt::format("'{}' is not a duration such as 60s, 90, 2m or 500ms "
-                                                       "(more than 0, at most a day)", text));
-  return value * scale;
-}
-
 std::string Gflops(double flops, double ms) {
   return ms > 0 ? fmt::format("{:.2f} GFLOP/s", flops / (ms * 1e-3) / 1e9) : "- GFLOP/s";
 }
@@ -191,7 +167,7 @@ void RunShow(const TuneCliOptions& opts, const GlobalOptions& global) {
 void RunTune(const TuneCliOptions& opts, const GlobalOptions& global) {
   if (opts.trials < 1) throw CLI::ValidationError("--trials", fmt::format("must be at least 1, got {}", opts.trials));
   if (opts.top < 1) throw CLI::ValidationError("--top", fmt::format("must be at least 1, got {}", opts.top));
-  double budget = ParseBudget(opts.budget);
+  double budget = ParseDuration(opts.budget, "--budget");
   if (opts.show) return RunShow(opts, global);
   lang::Program program = BindProgram(opts, global);
   std::shared_ptr<hal::Device> device = OpenTarget(opts.target);

@@ -2,6 +2,7 @@
 #include "tools/tilec/common.h"
 
 #include <algorithm>
+#include <charconv>
 #include <cerrno>
 #include <cstdio>
 #include <cstring>
@@ -291,6 +292,29 @@ std::map<std::string, int> ParseRankArgs(const std::vector<std::string>& args, c
 std::string JoinNames(const std::vector<std::string>& names) {
   if (names.empty()) return "none";
   return fmt::format("{}", fmt::join(names, ", "));
+}
+
+double ParseDuration(const std::string& text, const std::string& option) {
+  std::string number = text;
+  double scale = 1;
+  auto ends = [&](std::string_view suffix) {
+    return number.size() > suffix.size() && number.compare(number.size() - suffix.size(), suffix.size(), suffix) == 0;
+  };
+  if (ends("ms")) {
+    scale = 1e-3;
+    number.resize(number.size() - 2);
+  } else if (ends("s")) {
+    number.pop_back();
+  } else if (ends("m")) {
+    scale = 60;
+    number.pop_back();
+  }
+  double value = -1;
+  auto [end, ec] = std::from_chars(number.data(), number.data() + number.size(), value);
+  if (ec != std::errc() || end != number.data() + number.size() || !(value > 0) || value * scale > 86400)
+    throw CLI::ValidationError(option, fmt::format("'{}' is not a duration such as 60s, 90, 2m or 500ms "
+                                                       "(more than 0, at most a day)", text));
+  return value * scale;
 }
 
 }  // namespace tilec::tools

@@ -194,6 +194,10 @@ std::map<std::string, int> ParseRankArgs(const std::vector<std::string>& args, c
 // "A, B, C" (or "none").
 std::string JoinNames(const std::vector<std::string>& names);
 
+// "60s", "90", "2m", "1.5m", "500ms" -> seconds (more than 0, at most a
+// day); CLI::ValidationError naming `option` otherwise.
+double ParseDuration(const std::string& text, const std::string& option);
+
 // Runs `f`, logging its wall time as stage `stage` at verbosity 1 and,
 // if `record` is given, appending it there (for --json).
 template <typename F>
