@@ -22,8 +22,7 @@ bool FitsInHalfTheLastLevelCache(const KernelSpec& spec, const lang::Program& pr
   for (const std::vector<std::string>* names : {&spec.outputs, &spec.inputs})
     for (const std::string& t : *names) {
       const lang::TensorDecl& d = program.Tensor(t);
-      int64_t b = SaturatingMul(d.layout.elements, std::max(1, lang::BitWidth(d.shape.dtype) / 8));
-      bytes = b > INT64_MAX - bytes ? INT64_MAX : bytes + b;
+      bytes = SaturatingAdd(bytes, SaturatingMul(d.layout.elements, lang::ByteSize(d.shape.dtype)));
     }
   return bytes <= hw.l3_bytes / 2;
 }

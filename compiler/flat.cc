@@ -36,6 +36,12 @@ int64_t SaturatingMul(int64_t a, int64_t b) {
   return r;
 }
 
+int64_t SaturatingAdd(int64_t a, int64_t b) {
+  int64_t r;
+  if (__builtin_add_overflow(a, b, &r)) return INT64_MAX;
+  return r;
+}
+
 int64_t CheckedAdd(int64_t a, int64_t b, const char* what) {
   int64_t r;
   if (__builtin_add_overflow(a, b, &r)) TILEC_USER_ERROR("{} overflows 64-bit integers", what);

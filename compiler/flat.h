@@ -142,5 +142,6 @@ int64_t CheckedAdd(int64_t a, int64_t b, const char* what);
 // addresses: a product of non-negative values, INT64_MAX where it
 // overflows, so a huge but valid iteration space is only "large".
 int64_t SaturatingMul(int64_t a, int64_t b);
+int64_t SaturatingAdd(int64_t a, int64_t b);  // the same for a sum
 
 }  // namespace tilec::compiler

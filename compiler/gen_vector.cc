@@ -442,8 +442,7 @@ bool VecGen::StreamingStores() const {
   bool temporaries = false;
   for (const std::string& t : flat_.kernel_outputs) {
     const FlatAccess& a = PointAccess(t);
-    int64_t b = SaturatingMul(a.limit, lang::BitWidth(program_.Tensor(t).shape.dtype) / 8);
-    bytes = b > INT64_MAX - bytes ? INT64_MAX : bytes + b;
+    bytes = SaturatingAdd(bytes, SaturatingMul(a.limit, lang::BitWidth(program_.Tensor(t).shape.dtype) / 8));
     temporaries |= program_.Tensor(t).role == lang::TensorRole::Temporary;
     if (a.offset % w_ != 0) return false;
     for (int i = 0; i < flat_.num_indices(); ++i)

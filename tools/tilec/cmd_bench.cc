@@ -31,6 +31,7 @@ struct BenchOptions {
   int runs = 20;
   int warmup = 3;
   std::string warmup_time;  // --warmup-time: empty for none
+  double warmup_s = 0;      // warmup_time in seconds (RunBench parses it)
   uint64_t seed = 1;
   bool json = false;
   std::vector<std::string> constants;  // --constant: inputs whose derived kernels run once
@@ -76,10 +77,6 @@ std::vector<double> TimeRuns(int warmup, double warmup_s, int runs, int& warmed,
   return ms;
 }
 
-double WarmupSeconds(const BenchOptions& opts) {
-  return opts.warmup_time.empty() ? 0 : ParseDuration(opts.warmup_time, "--warmup-time");
-}
-
 // Random inputs as `tilec run --random-inputs` makes them: input i of the
 // signature uses seed + i.
 std::map<std::string, lang::Tensor> RandomInputs(const lang::Program& program, uint64_t seed) {
@@ -113,7 +110,7 @@ BenchResult BenchDevice(const BenchOptions& opts, const std::string& target, con
 
   size_t kernel_count = compiled.compiled().kernels.size();
   std::vector<std::vector<double>> kernel_ms(kernel_count);
-  std::vector<double> ms = TimeRuns(opts.warmup, WarmupSeconds(opts), opts.runs, r.warmup, [&](bool timed) {
+  std::vector<double> ms = TimeRuns(opts.warmup, opts.warmup_s, opts.runs, r.warmup, [&](bool timed) {
     runtime::RunStats stats = compiled.Execute();
     if (!timed) return;
     for (size_t k = 0; k < kernel_count && k < stats.kernel_ns.size(); ++k)
@@ -139,7 +136,7 @@ BenchResult BenchReference(const BenchOptions& opts, const lang::Program& progra
   BenchResult r;
   r.device = "ref";
   r.time = Summarize(
-      TimeRuns(opts.warmup, WarmupSeconds(opts), opts.runs, r.warmup, [&](bool) { lang::Evaluate(program, inputs); }));
+      TimeRuns(opts.warmup, opts.warmup_s, opts.runs, r.warmup, [&](bool) { lang::Evaluate(program, inputs); }));
   return r;
 }
 
@@ -186,12 +183,12 @@ std::string ToText(const BenchOptions& opts, const BenchResult& r) {
   return s;
 }
 
-void RunBench(const BenchOptions& opts, const GlobalOptions& global) {
+void RunBench(BenchOptions opts, const GlobalOptions& global) {
   if (opts.runs < 1)
     throw CLI::ValidationError("--runs", fmt::format("must be at least 1, got {}", opts.runs));
   if (opts.warmup < 0)
     throw CLI::ValidationError("--warmup", fmt::format("must be 0 or more, got {}", opts.warmup));
-  WarmupSeconds(opts);  // a malformed --warmup-time fails before the compile
+  if (!opts.warmup_time.empty()) opts.warmup_s = ParseDuration(opts.warmup_time, "--warmup-time");
   SourceFilePtr source = ReadSourceFile(opts.file);
   ShapeLayoutArgs args = ParseShapeLayoutArgs(opts.shapes, opts.layouts);
   lang::ast::Function f = Timed(global, "parse", [&] { return ParseSource(source); });
