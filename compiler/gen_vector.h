@@ -26,6 +26,8 @@ using sem::Type;
 inline int64_t Abs(int64_t v) { return v < 0 ? -v : v; }
 
 constexpr int kMaxVectors = 4;  // vectors per work item along v
+// Accumulators that keep the FMA units busy (their latency times their count).
+constexpr int64_t kMinAccumulators = 12;
 // Elements an elementwise work item moves at least, when its vectors are
 // short (blocks of rows; NHWC -> abDc4d on 8x56x56x64 f32: 1 x 4 lanes per
 // item 10.8 GB/s, 4 x 4 lanes x 4 rows 47 GB/s, llvm:cpu).
@@ -36,16 +38,35 @@ inline int64_t MaxLanes(const HardwareModel& hw, DataType dtype) {
   return std::clamp<int64_t>(hw.vec_size * 32 / lang::BitWidth(dtype), 2, 16);
 }
 
+// Blocks of `block` rows cover `range` with at most 2% of padding.
+inline bool SmallPadding(int64_t range, int64_t block) {
+  return ((range + block - 1) / block * block - range) * 50 <= range;
+}
+
 inline Expr And(Expr a, Expr b) {
   return a ? sem::builder::_LogicalAnd(std::move(a), std::move(b)) : b;
 }
 
 class VecGen {
  public:
-  VecGen(const KernelSpec& spec, const lang::Program& program, const HardwareModel& hw, int64_t rows)
-      : spec_(spec), flat_(spec.flat), program_(program), hw_(hw), rows_(rows) {}
+  // `rows`: forced block rows (0: planned); `max_vectors`: the most vectors
+  // per work item along v (ChooseVectorCount).
+  VecGen(const KernelSpec& spec, const lang::Program& program, const HardwareModel& hw, int64_t rows,
+         int max_vectors = kMaxVectors)
+      : spec_(spec), flat_(spec.flat), program_(program), hw_(hw), rows_(rows), max_vectors_(max_vectors) {}
 
   std::optional<GeneratedKernel> Run();
+
+  // The register block a plan takes, for ChooseVectorCount to compare.
+  struct Block {
+    bool comparable = false;  // a contraction's rows of vectors along v (not q), rows not forced
+    bool clean = false;       // rows padded by at most 2%, no padded vector, and the block fits the registers
+    bool exact = false;       // clean, and the rows divide p's range
+    int vectors = 0;
+    int64_t accumulators = 0;
+  };
+  // Plans only (a fresh VecGen); nullopt where the vector form does not apply.
+  std::optional<Block> PlanBlock();
 
  private:
   // --- Planning ---------------------------------------------------------------
@@ -262,6 +283,9 @@ class VecGen {
   const lang::Program& program_;
   const HardwareModel& hw_;
   int64_t rows_ = 0;  // forced block rows, or 0
+  int max_vectors_ = kMaxVectors;
+  int64_t vectors_along_v_ = 1;  // whole vectors that cover v
+  int64_t rows_budget_ = 0;      // the rows the registers hold (TakeExactBlock may take more)
 
   bool contraction_ = true;
   bool v_constrained_ = false;  // a constraint mentions v (lane masks)
@@ -296,5 +320,11 @@ class VecGen {
   int64_t chunk_inner_ = 0;  // steps of the split level's inner loop being emitted (EmitChunked)
   int64_t chunk_bytes_ = 0;  // vector-input bytes one chunk reads
 };
+
+// The most vectors per work item along v for GenerateVectorKernel: the
+// widest block unless fewer vectors and more rows make a cleaner one
+// (gen_vector.cc). `rows`: forced block rows, or 0.
+int ChooseVectorCount(const KernelSpec& spec, const lang::Program& program, const HardwareModel& hw,
+                      int64_t rows);
 
 }  // namespace tilec::compiler::vector_form

@@ -112,9 +112,10 @@ TEST_P(CpuForms, GemvFullSumPoolingSoftmax) {
 }
 
 TEST_P(CpuForms, BorderRowsOfSmallImagesAreConstants) {
-  // A "same" convolution whose rows fit one block (nv = 2: 14 rows), or
-  // whose blocks all belong to one work item (64 channels: 2 blocks of 7;
-  // 13 rows: 3 blocks of 5, the last shifted back), knows its border rows
+  // A "same" convolution whose rows fit one block (2 vectors: 14 rows, with
+  // 32 channels and, ChooseVectorCount's pick, with 64), or whose blocks all
+  // belong to one work item (17 rows: 3 blocks of 6, the last shifted
+  // back), knows its border rows
   // when the kernel is generated: the window offsets along the rows are
   // unrolled and no row guard (ok_) is left.
   auto device = testing::DeviceFor(GetParam());
@@ -123,8 +124,8 @@ TEST_P(CpuForms, BorderRowsOfSmallImagesAreConstants) {
     const char* plan;  // on llvm
   };
   for (const Shape& s : {Shape{14, 32, "2 x 16 lanes of float along co, block of 14 along y"},
-                         Shape{14, 64, "block of 7 along y"},
-                         Shape{13, 64, "block of 5 along y (the last block shifted back)"}}) {
+                         Shape{14, 64, "2 x 16 lanes of float along co, block of 14 along y"},
+                         Shape{17, 64, "4 x 16 lanes of float along co, block of 6 along y (the last block shifted back)"}}) {
     compiler::CompileOptions o;
     o.use_local = false;
     std::string name = fmt::format("{}x{}x{} on {}", s.hw, s.hw, s.c, GetParam());
@@ -328,21 +329,52 @@ TEST_P(CpuForms, ShortReductionsKeepTheirBlocksAndChunksSmall) {
   const char* same = R"(function (D[N, H, W, CI], K[KH, KW, CI, CO]) -> (O) {
   O[n, x, y, co : N, H, W, CO] = +(D[n, x + i - (KH - 1) / 2, y + j - (KW - 1) / 2, ci] * K[i, j, ci, co]);
 })";
+  // Rows of 49 outputs (the input's height kept small): 7 divides them, and
+  // no block of two vectors does with as many accumulators
+  // (ChooseVectorCount keeps the four of the widest block).
   struct Conv {
     const char* source;
-    int64_t hw, ci, k;
+    int64_t h, w, ci, k;
     const char* plan;  // on llvm (32 vector registers)
     bool chunks;
   };
-  for (const Conv& c : {Conv{strided, 28, 3, 7, "block of 5 along y (the last block shifted back)", false},
-                        Conv{strided, 28, 16, 7, "block of 7 along y", false},
-                        Conv{same, 14, 32, 5, "block of 7 along y", false},
-                        Conv{same, 14, 64, 3, "block of 7 along y", true}}) {
+  for (const Conv& c : {Conv{strided, 2, 98, 3, 7, "4 x 16 lanes of float along co, block of 5 along y (the last block shifted back)", false},
+                        Conv{strided, 2, 98, 16, 7, "4 x 16 lanes of float along co, block of 7 along y", false},
+                        Conv{same, 3, 49, 32, 5, "4 x 16 lanes of float along co, block of 7 along y", false},
+                        Conv{same, 3, 49, 64, 3, "4 x 16 lanes of float along co, block of 7 along y", true}}) {
     std::string name = fmt::format("{}x{} conv over {} channels", c.k, c.k, c.ci);
-    std::string plans = Check({c.source, {{"D", F32({1, c.hw, c.hw, c.ci})}, {"K", F32({c.k, c.k, c.ci, 64})}}}, name);
+    std::string plans = Check({c.source, {{"D", F32({1, c.h, c.w, c.ci})}, {"K", F32({c.k, c.k, c.ci, 64})}}}, name);
     if (GetParam() != "llvm") continue;
     EXPECT_NE(plans.find(c.plan), std::string::npos) << name << "\n" << plans;
     EXPECT_EQ(plans.find("Reduction chunks") != std::string::npos, c.chunks) << name << "\n" << plans;
+  }
+}
+
+// ChooseVectorCount: two vectors of 16 and a block of 14 rows where the
+// widest block (four vectors) would spill (7 rows: 28 accumulators, their 4
+// vectors and a broadcast in 32 registers); a clean widest block (4 rows
+// of 28) stays, and so does one of a matrix product whose rows no block
+// divides. Against the evaluator on both
+// devices; the plans on llvm (32 vector registers).
+TEST_P(CpuForms, FewerVectorsWhereTheyMakeACleanBlock) {
+  const char* same = R"(function (D[N, H, W, CI], K[KH, KW, CI, CO]) -> (O) {
+  O[n, x, y, co : N, H, W, CO] = +(D[n, x + i - 1, y + j - 1, ci] * K[i, j, ci, co]);
+})";
+  const char* matmul = "function (A[M, K], B[K, N]) -> (C) { C[i, j : M, N] = +(A[i, k] * B[k, j]); }";
+  struct Shape {
+    Case c;
+    const char* plan;
+  };
+  for (const Shape& s :
+       {Shape{{same, {{"D", F32({1, 3, 14, 64})}, {"K", F32({3, 3, 64, 64})}}},
+              "2 x 16 lanes of float along co, block of 14 along y"},  // spills: 7 rows of 4 vectors
+        Shape{{same, {{"D", F32({1, 5, 28, 32})}, {"K", F32({3, 3, 32, 64})}}},
+              "4 x 16 lanes of float along co, block of 4 along y"},  // clean: 4 rows of 4 vectors stay
+        Shape{{matmul, {{"A", F32({97, 32})}, {"B", F32({32, 64})}}}, "4 x 16 lanes of float along j"}}) {
+    std::string name = fmt::format("{}", s.plan);
+    std::string plans = Check(s.c, name);
+    if (GetParam() != "llvm") continue;
+    EXPECT_NE(plans.find(s.plan), std::string::npos) << name << "\n" << plans;
   }
 }
 
