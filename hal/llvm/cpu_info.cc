@@ -28,12 +28,9 @@ std::string ModelName() {
 }
 
 // The size of cpu0's level-3 cache as sysfs gives it ("32768K"): the part
-// its cores share. glibc's sysconf(_SC_LEVEL3_CACHE_SIZE) reports the whole
-// package's instead (CPUID 0x80000006: 320 MB on a 2-vCPU Zen 4 VM whose
-// cores share 32 MB, 508 MB on a Zen 5 one), so without sysfs (some VMs
-// have no cpu*/cache) it is taken as at most kLevel3Guess.
-constexpr long kLevel3Guess = 32L << 20;  // one Zen 3/4/5 core complex's L3
-
+// its cores share. glibc's sysconf(_SC_LEVEL3_CACHE_SIZE) can report the
+// whole package instead (320 MB on a 2-vCPU Zen 4 VM whose cores share
+// 32 MB); sysconf is the fallback.
 long Level3Bytes() {
   for (int i = 0; i < 8; ++i) {
     std::string dir = fmt::format("/sys/devices/system/cpu/cpu0/cache/index{}/", i);
@@ -72,7 +69,7 @@ const CpuInfo& HostCpu() {
     c.l1_bytes = CacheBytes(_SC_LEVEL1_DCACHE_SIZE);
     c.l2_bytes = CacheBytes(_SC_LEVEL2_CACHE_SIZE);
     c.l3_bytes = Level3Bytes();
-    if (c.l3_bytes == 0) c.l3_bytes = std::min(CacheBytes(_SC_LEVEL3_CACHE_SIZE), kLevel3Guess);
+    if (c.l3_bytes == 0) c.l3_bytes = CacheBytes(_SC_LEVEL3_CACHE_SIZE);
     return c;
   }();
   return info;
