@@ -441,10 +441,40 @@ TEST_P(CpuForms, LargeTransposesStream) {
       EXPECT_EQ(sem.find("stream"), std::string::npos) << name;
     }
     // 8 x 8 tiles per work item where the grid keeps 4 work items per core
-    // (the last blocks cut short: 2053 and 1031 fill no block of 128).
+    // (the last blocks cut short: 2053 and 1031 fill no block of 128); a
+    // column of 32 where the output's rows alias (2048 f32 apart).
     if (hw.vec_size == 16 && hw.compute_units <= 8 && n > 1000) {
-      EXPECT_NE(plans.find("(one per 8 j tiles, 8 i tiles, -)"), std::string::npos) << name << "\n" << plans;
+      const char* blocks = n == 2048 ? "(one per j tile, 32 i tiles, -)" : "(one per 8 j tiles, 8 i tiles, -)";
+      EXPECT_NE(plans.find(blocks), std::string::npos) << name << "\n" << plans;
     }
+  }
+}
+
+// Output rows a multiple of 4 KB apart (1024 f32, 512 f64) land on one
+// offset within a page, so on the same cache sets: a work item takes a
+// column of 32 tiles along o and one tile along n (gen_transpose.cc,
+// RowsAlias). Input rows that alias alone (600 x 1024), and rows of 1030
+// f32 (4120 bytes) that spread over the sets, keep the 8 x 8 blocks.
+// Against the evaluator on both devices, masked tails included.
+TEST_P(CpuForms, TransposesIntoRowsThatAliasTakeColumnsOfTiles) {
+  using lang::DataType;
+  const char* transpose = "function (I[N, M]) -> (O) { O[j, i : M, N] = =(I[i, j]); }";
+  struct T {
+    DataType type;
+    int64_t n, m;  // the output's rows are n apart
+    bool alias;
+  };
+  for (T t : {T{DataType::F32, 1024, 600, true}, T{DataType::F64, 512, 601, true},
+              T{DataType::F32, 600, 1024, false}, T{DataType::F32, 1030, 601, false}}) {
+    std::string name = fmt::format("transpose {} {} x {}", lang::Name(t.type), t.n, t.m);
+    std::string plans = Check({transpose, {{"I", Of(t.type, {t.n, t.m})}}}, name);
+    EXPECT_NE(plans.find("Transpose form"), std::string::npos) << name << "\n" << plans;
+    EXPECT_EQ(plans.find("output rows that alias in the cache") != std::string::npos, t.alias)
+        << name << "\n" << plans;
+    const compiler::HardwareModel& hw = testing::DeviceFor(GetParam())->hardware_model();
+    if (hw.vec_size != 16 || hw.compute_units > 8) continue;  // the grid's size sets the blocks
+    const char* blocks = t.alias ? "(one per j tile, 32 i tiles, -)" : "(one per 8 j tiles, 8 i tiles, -)";
+    EXPECT_NE(plans.find(blocks), std::string::npos) << name << "\n" << plans;
   }
 }
 
