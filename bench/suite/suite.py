@@ -51,7 +51,13 @@ HERE = os.path.dirname(os.path.abspath(__file__))
 # name, family, Tile file, output name, input shapes (f32), peer (a function of
 # the torch inputs, returning the output in Tilec's layout), input fix-ups;
 # optional: layouts of tensors (Tilec's --layout), want (the logical result
-# the check compares with, where the peer returns a physical layout).
+# the check compares with, where the peer returns a physical layout),
+# constant (the weights: inputs that oneDNN reorders into the layout it
+# chooses once, outside its timed runs, and PyTorch's prep lays out
+# beforehand; Tilec gets `--constant` for them, so the kernels that read
+# only them, a relayout of the weights, run once too, as in bench_peers;
+# --no-constants times those kernels in every run). The matmuls' B is not
+# one: oneDNN gets it in the plain layout and packs it in every call.
 
 def nhwc_conv(stride=1, padding=0, dilation=1):
     def run(t):
@@ -105,7 +111,7 @@ def conv(name, n, hw, ci, co, k, kind="same", relu=False):
         dnn.update(dil=2)
     return dict(name=name, family="conv", tile=tile, out=out,
                 shapes={"D": [n, hw, hw, ci], "K": [k, k, ci, co]}, peer=peer, prep=conv_prep,
-                onednn=("conv", dnn))
+                onednn=("conv", dnn), constant=["K"])
 
 
 # OpenBLAS through its C ABI (Debian's libopenblas), for the matmul cases.
@@ -158,11 +164,11 @@ CASES = [
     conv("conv3x3 n8 14x14 256>256", 8, 14, 256, 256, 3),
     dict(name="depthwise3x3 n1 112x112 c32", family="depthwise", tile="depthwise.tile", out="O",
          shapes={"D": [1, 112, 112, 32], "K": [3, 3, 32]}, peer=depthwise(1), prep=dw_prep,
-         onednn=("conv", dict(n=1, h=112, w=112, ci=32, k=3, pad=1, depthwise=1))),
+         onednn=("conv", dict(n=1, h=112, w=112, ci=32, k=3, pad=1, depthwise=1)), constant=["K"]),
     dict(name="depthwise3x3/2 n1 112x112 c64", family="depthwise", tile="depthwise_stride2.tile",
          out="O", shapes={"D": [1, 112, 112, 64], "K": [3, 3, 64]}, peer=depthwise(2),
          prep=dw_prep, onednn=("conv", dict(n=1, h=112, w=112, ci=64, k=3, stride=2, pad=1,
-                                             depthwise=1, oh=56, ow=56))),
+                                             depthwise=1, oh=56, ow=56)), constant=["K"]),
     dict(name="matmul 1024^3", family="matmul", tile="matmul.tile", out="C",
          shapes={"A": [1024, 1024], "B": [1024, 1024]}, peer=lambda t: t["A"] @ t["B"], blas="gemm",
          onednn=("matmul", dict(m=1024, n=1024, k=1024))),
@@ -348,10 +354,12 @@ TILEC_PAUSE_S = 1.0
 WARM_S = 0.3
 
 
-def time_tilec(tilec, case, runs, warmup):
+def time_tilec(tilec, case, runs, warmup, constants=True):
     time.sleep(TILEC_PAUSE_S)
     cmd = [tilec, "bench", os.path.join(HERE, case["tile"]), "--json", "--runs", str(runs),
            "--warmup", str(warmup), "--warmup-time", f"{int(WARM_S * 1000)}ms"] + shape_args(case)
+    if constants:
+        cmd += [a for n in case.get("constant", []) for a in ("--constant", n)]
     r = subprocess.run(cmd, capture_output=True, text=True)
     if r.returncode == 2 and "--warmup-time" in r.stderr:
         # A --baseline binary from before session 14: warm-up by count only.
@@ -443,6 +451,9 @@ def main():
     ap.add_argument("--small-pages", action="store_true",
                     help="do not give the peers and probes transparent huge pages "
                          "(glibc.malloc.hugetlb=1); Tilec's buffers ask for them anyway")
+    ap.add_argument("--no-constants", action="store_true",
+                    help="Tilec: relayout the weights (the cases' `constant` inputs) in every timed run "
+                         "(by default they are constant inputs, as the peers' weights)")
     ap.add_argument("--baseline", help="another tilec binary (e.g. an older build) timed too, "
                     "after Tilec and the peer of each case: column 'base ms'")
     args = ap.parse_args()
@@ -504,7 +515,7 @@ def main():
             base_rounds = []
             dnn = None
             for _ in range(args.rounds):
-                tj = time_tilec(tilec, c, args.runs, args.warmup)
+                tj = time_tilec(tilec, c, args.runs, args.warmup, not args.no_constants)
                 rounds.setdefault("tilec", []).append((tj["median_ms"], tj["min_ms"]))
                 for name, figures in time_peers(c, args.runs, args.warmup).items():
                     rounds.setdefault(name, []).append(figures)
@@ -513,7 +524,8 @@ def main():
                     rounds.setdefault("onednn", []).append(dnn[:2])
                 if args.baseline:
                     try:
-                        base_rounds.append(time_tilec(args.baseline, c, args.runs, args.warmup)["median_ms"])
+                        base = time_tilec(args.baseline, c, args.runs, args.warmup, not args.no_constants)
+                        base_rounds.append(base["median_ms"])
                     except subprocess.CalledProcessError:
                         base_rounds.append(float("nan"))  # e.g. an older tilec without a builtin the case uses
             if dnn is not None and not dnn[2] <= 1e-3:  # a peer that computes something else is a bug of this script
