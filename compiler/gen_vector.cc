@@ -408,37 +408,66 @@ std::optional<VecGen::Block> VecGen::PlanBlock() {
   if (!Plan()) return std::nullopt;
   Block b;
   b.comparable = contraction_ && p_ >= 0 && q_ < 0 && rows_ == 0;
+  if (!b.comparable) return b;
   b.vectors = nv_;
+  b.rows = pb_;
   b.accumulators = int64_t{nv_} * pb_;
-  b.clean = b.comparable && SmallPadding(flat_.indices[p_].range, pb_) && vblocks_ * nv_ == vectors_along_v_ &&
-            pb_ <= rows_budget_;
-  b.exact = b.clean && flat_.indices[p_].range % pb_ == 0;
+  b.rows_budget = rows_budget_;
+  b.range_p = flat_.indices[p_].range;
+  b.whole_vectors = vblocks_ * nv_ == vectors_along_v_;
+  b.clean = SmallPadding(b.range_p, pb_) && b.whole_vectors && pb_ <= rows_budget_;
+  b.exact = b.clean && b.range_p % pb_ == 0;
   return b;
 }
 
-int ChooseVectorCount(const KernelSpec& spec, const lang::Program& program, const HardwareModel& hw,
-                      int64_t rows) {
+VectorBlock ChooseVectorBlock(const KernelSpec& spec, const lang::Program& program, const HardwareModel& hw,
+                              int64_t rows) {
   // Where the widest block is not clean (it pads its rows by more than 2%,
   // or spills: TakeExactBlock's block of one row more than the registers
-  // hold), fewer vectors along v and more rows that make an exact block
-  // (whole blocks of rows and vectors, within the registers) of at least
-  // as many accumulators. f32 on AVX-512, Zen 5, tilec bench medians: a 3x3
-  // convolution over 14x14x256 -> 256, 4 x 16 lanes x 7 rows (spilling)
-  // 0.68 ms -> 2 x 16 x 14 0.55 ms (batch 8: 5.46 -> 4.14 ms). A clean
-  // widest block stays (1x1 over 56x56x64 -> 256: 4 x 4 rows 0.242 ms,
-  // 2 x 14 0.249 ms), and so does one that nothing divides (matmul 1024^3:
-  // 4 x 6 rows 5.6 ms, 2 x 13 5.9-6.4 ms).
-  if (rows > 0) return kMaxVectors;
+  // hold), the exact blocks (whole blocks of rows and vectors, within the
+  // registers) of at least kCleanBlockAccumulators (or as many as the
+  // widest, if that is fewer): fewer rows of the widest vectors, or fewer
+  // vectors along v and more rows; the one that loads least per
+  // multiply-add ((vectors + rows) / (vectors * rows): a vector load per
+  // vector, a broadcast per row), the more accumulators on a tie.
+  // f32 on AVX-512, Zen 5, tilec bench medians: a 3x3 convolution over
+  // 14x14x256 -> 256, 4 x 16 lanes x 7 rows (spilling) 0.68 ms -> 2 x 16 x
+  // 14 0.55 ms (batch 8: 5.46 -> 4.14 ms); over 4x224x224x64 -> 64, 4 x 7
+  // (spilling) 76-79 ms on the Zen 4, 2 x 14 39.1-39.7 ms, 4 x 4 37.7-38.9
+  // ms (4 x 6, padded 1.8%, 39.5 ms); over 7x7x512 -> 512 the spilling
+  // 4 x 7 stays (0.64-0.75 ms; 2 x 7, 14 accumulators, 0.79-0.96 ms). A
+  // clean widest block stays (1x1 over 56x56x64 -> 256: 4 x 4 rows 0.242
+  // ms, 2 x 14 0.249 ms), and so does one that nothing divides (matmul
+  // 1024^3: 4 x 6 rows 5.6 ms, 2 x 13 5.9-6.4 ms).
+  if (rows > 0) return {kMaxVectors, rows};
   std::optional<VecGen::Block> widest = VecGen(spec, program, hw, 0).PlanBlock();
-  if (!widest || !widest->comparable || widest->clean) return kMaxVectors;
-  int64_t best = std::max(kMinAccumulators, widest->accumulators) - 1;
-  int choice = kMaxVectors;
+  if (!widest || !widest->comparable || widest->clean) return {};
+  VectorBlock choice;
+  bool found = false;
+  double best_cost = 0;
+  int64_t best_accumulators = 0;
+  auto consider = [&](int vectors, int64_t block_rows, int64_t forced) {
+    int64_t accumulators = vectors * block_rows;
+    if (accumulators < std::max(kMinAccumulators, std::min(kCleanBlockAccumulators, widest->accumulators))) return;
+    double cost = static_cast<double>(vectors + block_rows) / static_cast<double>(accumulators);
+    if (found && (cost > best_cost || (cost == best_cost && accumulators <= best_accumulators))) return;
+    found = true;
+    choice = {vectors, forced};
+    best_cost = cost;
+    best_accumulators = accumulators;
+  };
+  // The widest vectors, the largest exact rows within the registers.
+  if (widest->whole_vectors)
+    for (int64_t r = std::min(widest->rows_budget, widest->range_p); r >= 1; --r)
+      if (widest->range_p % r == 0) {
+        consider(widest->vectors, r, r);
+        break;
+      }
   // Two vectors at least: with one, every multiply-add would wait on a load of its own.
   for (int n = widest->vectors - 1; n >= 2; --n) {
     std::optional<VecGen::Block> b = VecGen(spec, program, hw, 0, n).PlanBlock();
-    if (!b || !b->exact || b->vectors != n || b->accumulators <= best) continue;
-    best = b->accumulators;
-    choice = n;
+    if (!b || !b->exact || b->vectors != n) continue;
+    consider(n, b->rows, 0);
   }
   return choice;
 }
@@ -555,7 +584,8 @@ int64_t VectorBlockElements(const HardwareModel& hw) {
 
 std::optional<GeneratedKernel> GenerateVectorKernel(const KernelSpec& spec, const lang::Program& program,
                                                     const HardwareModel& hw, int64_t rows) {
-  return vector_form::VecGen(spec, program, hw, rows, vector_form::ChooseVectorCount(spec, program, hw, rows)).Run();
+  vector_form::VectorBlock block = vector_form::ChooseVectorBlock(spec, program, hw, rows);
+  return vector_form::VecGen(spec, program, hw, block.rows, block.vectors).Run();
 }
 
 }  // namespace tilec::compiler

@@ -28,6 +28,11 @@ inline int64_t Abs(int64_t v) { return v < 0 ? -v : v; }
 constexpr int kMaxVectors = 4;  // vectors per work item along v
 // Accumulators that keep the FMA units busy (their latency times their count).
 constexpr int64_t kMinAccumulators = 12;
+// Accumulators of a block that replaces a widest one that is not clean
+// (ChooseVectorBlock): a 4 x 4 block keeps 56x56 convolutions at 90-96% of
+// the FMA peak; 2 x 7 (14) instead of a spilling 4 x 7 over 7x7x512 -> 512
+// ran 0.79-0.96 ms against 0.64-0.75 ms.
+constexpr int64_t kCleanBlockAccumulators = 16;
 // Elements an elementwise work item moves at least, when its vectors are
 // short (blocks of rows; NHWC -> abDc4d on 8x56x56x64 f32: 1 x 4 lanes per
 // item 10.8 GB/s, 4 x 4 lanes x 4 rows 47 GB/s, llvm:cpu).
@@ -50,20 +55,24 @@ inline Expr And(Expr a, Expr b) {
 class VecGen {
  public:
   // `rows`: forced block rows (0: planned); `max_vectors`: the most vectors
-  // per work item along v (ChooseVectorCount).
+  // per work item along v (ChooseVectorBlock).
   VecGen(const KernelSpec& spec, const lang::Program& program, const HardwareModel& hw, int64_t rows,
          int max_vectors = kMaxVectors)
       : spec_(spec), flat_(spec.flat), program_(program), hw_(hw), rows_(rows), max_vectors_(max_vectors) {}
 
   std::optional<GeneratedKernel> Run();
 
-  // The register block a plan takes, for ChooseVectorCount to compare.
+  // The register block a plan takes, for ChooseVectorBlock to compare.
   struct Block {
     bool comparable = false;  // a contraction's rows of vectors along v (not q), rows not forced
     bool clean = false;       // rows padded by at most 2%, no padded vector, and the block fits the registers
     bool exact = false;       // clean, and the rows divide p's range
     int vectors = 0;
+    int64_t rows = 0;
     int64_t accumulators = 0;
+    int64_t rows_budget = 0;  // the most rows the registers hold beside the vectors
+    int64_t range_p = 0;      // p's range
+    bool whole_vectors = false;  // no padded vector along v
   };
   // Plans only (a fresh VecGen); nullopt where the vector form does not apply.
   std::optional<Block> PlanBlock();
@@ -321,10 +330,15 @@ class VecGen {
   int64_t chunk_bytes_ = 0;  // vector-input bytes one chunk reads
 };
 
-// The most vectors per work item along v for GenerateVectorKernel: the
-// widest block unless fewer vectors and more rows make a cleaner one
-// (gen_vector.cc). `rows`: forced block rows, or 0.
-int ChooseVectorCount(const KernelSpec& spec, const lang::Program& program, const HardwareModel& hw,
-                      int64_t rows);
+// The register block for GenerateVectorKernel: the most vectors per work
+// item along v and the rows (0: planned), the widest block unless an exact
+// one loads less per multiply-add (gen_vector.cc). `rows`: forced block
+// rows, or 0.
+struct VectorBlock {
+  int vectors = kMaxVectors;
+  int64_t rows = 0;
+};
+VectorBlock ChooseVectorBlock(const KernelSpec& spec, const lang::Program& program, const HardwareModel& hw,
+                              int64_t rows);
 
 }  // namespace tilec::compiler::vector_form

@@ -113,7 +113,7 @@ TEST_P(CpuForms, GemvFullSumPoolingSoftmax) {
 
 TEST_P(CpuForms, BorderRowsOfSmallImagesAreConstants) {
   // A "same" convolution whose rows fit one block (2 vectors: 14 rows, with
-  // 32 channels and, ChooseVectorCount's pick, with 64), or whose blocks all
+  // 32 channels and, ChooseVectorBlock's pick, with 64), or whose blocks all
   // belong to one work item (17 rows: 3 blocks of 6, the last shifted
   // back), knows its border rows
   // when the kernel is generated: the window offsets along the rows are
@@ -331,7 +331,7 @@ TEST_P(CpuForms, ShortReductionsKeepTheirBlocksAndChunksSmall) {
 })";
   // Rows of 49 outputs (the input's height kept small): 7 divides them, and
   // no block of two vectors does with as many accumulators
-  // (ChooseVectorCount keeps the four of the widest block).
+  // (ChooseVectorBlock keeps the four of the widest block).
   struct Conv {
     const char* source;
     int64_t h, w, ci, k;
@@ -350,12 +350,14 @@ TEST_P(CpuForms, ShortReductionsKeepTheirBlocksAndChunksSmall) {
   }
 }
 
-// ChooseVectorCount: two vectors of 16 and a block of 14 rows where the
+// ChooseVectorBlock: two vectors of 16 and a block of 14 rows where the
 // widest block (four vectors) would spill (7 rows: 28 accumulators, their 4
-// vectors and a broadcast in 32 registers); a clean widest block (4 rows
-// of 28) stays, and so does one of a matrix product whose rows no block
-// divides. Against the evaluator on both
-// devices; the plans on llvm (32 vector registers).
+// vectors and a broadcast in 32 registers); four vectors of 4 rows where
+// they divide the rows too (224: 8 loads per 16 multiply-adds, against 16
+// per 28); the spilling 7 rows where the only exact alternative has fewer
+// than 16 accumulators (2 x 7); a clean widest block (4 rows of 28) stays,
+// and so does one of a matrix product whose rows no block divides. Against
+// the evaluator on both devices; the plans on llvm (32 vector registers).
 TEST_P(CpuForms, FewerVectorsWhereTheyMakeACleanBlock) {
   const char* same = R"(function (D[N, H, W, CI], K[KH, KW, CI, CO]) -> (O) {
   O[n, x, y, co : N, H, W, CO] = +(D[n, x + i - 1, y + j - 1, ci] * K[i, j, ci, co]);
@@ -368,6 +370,10 @@ TEST_P(CpuForms, FewerVectorsWhereTheyMakeACleanBlock) {
   for (const Shape& s :
        {Shape{{same, {{"D", F32({1, 3, 14, 64})}, {"K", F32({3, 3, 64, 64})}}},
               "2 x 16 lanes of float along co, block of 14 along y"},  // spills: 7 rows of 4 vectors
+        Shape{{same, {{"D", F32({1, 2, 224, 64})}, {"K", F32({3, 3, 64, 64})}}},
+              "4 x 16 lanes of float along co, block of 4 along y"},  // spills: 4 rows of 4 vectors divide 224
+        Shape{{same, {{"D", F32({1, 2, 7, 64})}, {"K", F32({3, 3, 64, 64})}}},
+              "4 x 16 lanes of float along co, block of 7 along y"},  // 2 x 7 has too few accumulators
         Shape{{same, {{"D", F32({1, 5, 28, 32})}, {"K", F32({3, 3, 32, 64})}}},
               "4 x 16 lanes of float along co, block of 4 along y"},  // clean: 4 rows of 4 vectors stay
         Shape{{matmul, {{"A", F32({97, 32})}, {"B", F32({32, 64})}}}, "4 x 16 lanes of float along j"}}) {
