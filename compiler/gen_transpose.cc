@@ -188,7 +188,8 @@ class TransposeGen {
   void PlanTileBlocks() {
     aliasing_ = RowsAlias(flat_.output().strides[n_]);
     to_ = std::min<int64_t>(aliasing_ ? 32 : 8, Ceil(range_o_, w_));
-    // (A short o, as nchw -> nChw16c's 16 values, keeps 8 tiles along n.)
+    // Where o has fewer than 8 tiles, n keeps up to 8 (a column that short
+    // would leave work items of a tile or two).
     tn_ = std::min<int64_t>(aliasing_ && to_ >= 8 ? 1 : 8, Ceil(range_n_, w_));
     int64_t want = 4 * std::max<int64_t>(hw_.compute_units, 1);
     auto items = [&] { return SaturatingMul(GroupsO() * GroupsN(), grid_items_); };

@@ -411,7 +411,6 @@ std::optional<VecGen::Block> VecGen::PlanBlock() {
   if (!b.comparable) return b;
   b.vectors = nv_;
   b.rows = pb_;
-  b.accumulators = int64_t{nv_} * pb_;
   b.rows_budget = rows_budget_;
   b.range_p = flat_.indices[p_].range;
   b.whole_vectors = vblocks_ * nv_ == vectors_along_v_;
@@ -432,9 +431,9 @@ VectorBlock ChooseVectorBlock(const KernelSpec& spec, const lang::Program& progr
   // vector, a broadcast per row), the more accumulators on a tie.
   // f32 on AVX-512, Zen 5, tilec bench medians: a 3x3 convolution over
   // 14x14x256 -> 256, 4 x 16 lanes x 7 rows (spilling) 0.68 ms -> 2 x 16 x
-  // 14 0.55 ms (batch 8: 5.46 -> 4.14 ms); over 4x224x224x64 -> 64, 4 x 7
-  // (spilling) 76-79 ms on the Zen 4, 2 x 14 39.1-39.7 ms, 4 x 4 37.7-38.9
-  // ms (4 x 6, padded 1.8%, 39.5 ms); over 7x7x512 -> 512 the spilling
+  // 14 0.55 ms (batch 8: 5.46 -> 4.14 ms); over 4x224x224x64 -> 64 (4 x 7
+  // spills), 2 x 14 39.1-39.7 ms, 4 x 4 37.7-38.9 ms (4 x 6, padded 1.8%,
+  // 39.5 ms); over 7x7x512 -> 512 the spilling
   // 4 x 7 stays (0.64-0.75 ms; 2 x 7, 14 accumulators, 0.79-0.96 ms). A
   // clean widest block stays (1x1 over 56x56x64 -> 256: 4 x 4 rows 0.242
   // ms, 2 x 14 0.249 ms), and so does one that nothing divides (matmul
@@ -442,13 +441,15 @@ VectorBlock ChooseVectorBlock(const KernelSpec& spec, const lang::Program& progr
   if (rows > 0) return {kMaxVectors, rows};
   std::optional<VecGen::Block> widest = VecGen(spec, program, hw, 0).PlanBlock();
   if (!widest || !widest->comparable || widest->clean) return {};
+  const int64_t least =
+      std::max(kMinAccumulators, std::min(kCleanBlockAccumulators, widest->vectors * widest->rows));
   VectorBlock choice;
   bool found = false;
   double best_cost = 0;
   int64_t best_accumulators = 0;
   auto consider = [&](int vectors, int64_t block_rows, int64_t forced) {
     int64_t accumulators = vectors * block_rows;
-    if (accumulators < std::max(kMinAccumulators, std::min(kCleanBlockAccumulators, widest->accumulators))) return;
+    if (accumulators < least) return;
     double cost = static_cast<double>(vectors + block_rows) / static_cast<double>(accumulators);
     if (found && (cost > best_cost || (cost == best_cost && accumulators <= best_accumulators))) return;
     found = true;

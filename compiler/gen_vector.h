@@ -69,7 +69,6 @@ class VecGen {
     bool exact = false;       // clean, and the rows divide p's range
     int vectors = 0;
     int64_t rows = 0;
-    int64_t accumulators = 0;
     int64_t rows_budget = 0;  // the most rows the registers hold beside the vectors
     int64_t range_p = 0;      // p's range
     bool whole_vectors = false;  // no padded vector along v
