@@ -2,6 +2,7 @@
 #include "hal/llvm/inline_math.h"
 
 #include <llvm/ADT/bit.h>
+#include <llvm/Analysis/VectorUtils.h>
 #include <llvm/IR/Intrinsics.h>
 #include <llvm/IR/IntrinsicsX86.h>
 #include <llvm/IR/MDBuilder.h>
@@ -69,7 +70,7 @@ constexpr float kTanhClamp = 9.1f;
 
 // pow's f64 tier bound: |y·log2 x| below it keeps the f32 result normal.
 constexpr double kPowExponentLimit = 126.0;
-// pow's f32 tier bound on |y·log2 m| (PowFast).
+// pow's f32 tier bound on |y·log2 m| (PowBySeries).
 constexpr float kPowF32ProductLimit = 8.0f;
 
 llvm::Value* Fma(llvm::IRBuilder<>& b, llvm::Value* x, llvm::Value* y, llvm::Value* z) {
@@ -137,6 +138,62 @@ constexpr float kLog1pP[] = {
     -0.4999999701976776f, 0.33333370089530945f, -0.25017884373664856f, 0.19942410290241241f};
 constexpr uint32_t kLogTableOffset = 0x3F330000u;
 
+// scripts/fit_pow_table.py: pow on whole 16-lane AVX-512 vectors. x = 2^k·m,
+// m in [0.75, 1.5) (bits − 0x3F400000), 32 intervals of m by the next five
+// bits; c has at most 7 significant bits, so r = m·c − 1 is exact (the
+// script checks every m), and c = 1 on the two intervals beside m = 1;
+// −log2 c as two f32; log2(1 + r) = r·(1/ln 2) + r²·Q(r) for r in
+// [−0.0205, 0.0312] (relative error 1.4e-12); 2^(j/32) as two f32 and
+// 2^g = 1 + g·X(g) for |g| ≤ 1/64 (1e-10). Within 0.71 ULP of the exact power
+// wherever |y·log2 m| ≤ 16 (kPowTableProductLimit), 0.90 to 32, 2.3 to 96.
+constexpr float kPowC[] = {
+    1.3125f, 1.296875f, 1.265625f, 1.25f, 1.21875f, 1.203125f, 1.171875f, 1.15625f, 1.125f, 1.109375f,
+    1.09375f, 1.078125f, 1.0625f, 1.046875f, 1.03125f, 1.0f, 1.0f, 0.953125f, 0.921875f, 0.90625f, 0.875f,
+    0.8515625f, 0.828125f, 0.8125f, 0.7890625f, 0.7734375f, 0.75f, 0.734375f, 0.71875f, 0.703125f, 0.6875f,
+    0.671875f};
+constexpr float kPowNegLog2C[] = {
+    -0.39231741428375244f, -0.3750394284725189f, -0.3398500084877014f, -0.32192808389663696f,
+    -0.28540220856666565f, -0.2667865455150604f, -0.22881868481636047f, -0.20945335924625397f,
+    -0.1699250042438507f, -0.1497471183538437f, -0.12928301095962524f, -0.10852445662021637f,
+    -0.08746284246444702f, -0.0660891905426979f, -0.0443941205739975f, 0.0f, 0.0f, 0.06926266103982925f,
+    0.11735694855451584f, 0.14201900362968445f, 0.19264507293701172f, 0.23181568086147308f,
+    0.27207955718040466f, 0.2995602786540985f, 0.34178853034973145f, 0.37064337730407715f,
+    0.41503751277923584f, 0.44541114568710327f, 0.476438045501709f, 0.5081468820571899f, 0.5405683517456055f,
+    0.573735237121582f};
+constexpr float kPowNegLog2CLow[] = {
+    -8.495008252396019e-09f, -2.8744058244711823e-09f, 5.603076669302709e-09f, -1.0990725662907153e-08f,
+    -1.0295583052766233e-08f, 4.820158938656505e-09f, -5.679520409529459e-09f, -6.382695705298147e-09f,
+    2.8015383346513545e-09f, -1.1508383135350186e-09f, -5.9853411116250754e-09f, -1.5795267871432372e-10f,
+    1.2141075922400546e-09f, 8.492546943461576e-11f, 1.215544109811617e-09f, 0.0f, 0.0f,
+    1.3972845103182863e-09f, 2.083642813843767e-09f, 1.2427434636919088e-09f, 5.005384107192867e-09f,
+    -5.638399525054183e-09f, -1.174360342304226e-08f, 3.2048093068226535e-09f, -1.3101526086245485e-08f,
+    2.616313166114992e-09f, -1.3500391915499677e-08f, 2.635259344074825e-09f, -1.5587218182844254e-09f,
+    2.161313616966254e-08f, 2.961709810733737e-08f, 8.176320065444997e-09f};
+constexpr float kPowLog2Q[] = {
+    -0.7213475108146667f, 0.48089832067489624f, -0.3606773316860199f, 0.28865206241607666f,
+    -0.23411040008068085f};
+constexpr float kPowExp2G[] = {
+    0.6931471824645996f, 0.24022847414016724f, 0.05550360679626465f};
+constexpr float kPowExp2J[] = {
+    1.0f, 1.0218971967697144f, 1.0442737340927124f, 1.0671404600143433f, 1.0905077457427979f,
+    1.114386796951294f, 1.1387885808944702f, 1.1637248992919922f, 1.1892070770263672f, 1.215247392654419f,
+    1.2418577671051025f, 1.2690509557724f, 1.2968395948410034f, 1.3252366781234741f, 1.3542555570602417f,
+    1.3839099407196045f, 1.4142135381698608f, 1.4451807737350464f, 1.4768261909484863f, 1.5091644525527954f,
+    1.5422108173370361f, 1.5759809017181396f, 1.610490322113037f, 1.6457555294036865f, 1.6817928552627563f,
+    1.7186193466186523f, 1.7562521696090698f, 1.7947090864181519f, 1.8340080976486206f, 1.8741676807403564f,
+    1.9152065515518188f, 1.9571441411972046f};
+constexpr float kPowExp2JLow[] = {
+    0.0f, -4.811559861650494e-08f, 4.8334701574503924e-08f, -5.9337519786595294e-08f, -1.3077539939843064e-08f,
+    -5.435540018083884e-08f, 5.386222312608879e-08f, -4.051441493402308e-08f, 3.797635272917432e-08f,
+    -3.267394887984665e-08f, 4.496838101886169e-08f, 1.419333317542737e-09f, -4.018999533172973e-08f,
+    -3.496373324196611e-08f, -1.0123349269974824e-08f, -5.875577357983275e-08f, 2.4203234971764687e-08f,
+    3.324199937537742e-08f, -4.500898853621038e-08f, -2.4959373234878512e-08f, 8.070904833346049e-09f,
+    -5.661025426206834e-08f, 9.836217174097328e-09f, -5.124972091152813e-08f, -2.4755326677450284e-08f,
+    -4.8496175963919086e-08f, -9.235770370707996e-09f, -1.141504490931311e-08f, -1.1239277952768134e-08f,
+    -4.663005626071026e-08f, 9.845328108326612e-09f, -1.7021804410433106e-08f};
+constexpr uint32_t kPowTableOffset = 0x3F400000u;
+constexpr float kPowTableProductLimit = 16.0f;
+
 // exp's fast path bound: below it e^r·2^n is normal, so the product is an
 // add to e^r's exponent field: n ≤ 126, and n = −126 only where x ≤ −125.5·ln 2,
 // i.e. r = x + 126·ln 2 > 0.33 and e^r ≥ 1.
@@ -185,6 +242,22 @@ llvm::Value* NormalPositive(llvm::IRBuilder<>& b, llvm::Value* x) {
 llvm::Value* Lookup16(llvm::IRBuilder<>& b, const float (&row)[16], llvm::Value* index) {
   llvm::Constant* table = llvm::ConstantDataVector::get(b.getContext(), llvm::ArrayRef<float>(row));
   return b.CreateIntrinsic(llvm::Intrinsic::x86_avx512_permvar_sf_512, {}, {table, index});
+}
+
+// row[index & 31] for each lane of an i32 `index` whose lanes are a multiple
+// of 16: AVX-512's vpermi2ps per 16 lanes, the 32-entry table two zmm
+// registers (only the index's low five bits count).
+llvm::Value* Lookup32(llvm::IRBuilder<>& b, const float (&row)[32], llvm::Value* index) {
+  llvm::ArrayRef<float> all(row);
+  llvm::Constant* low = llvm::ConstantDataVector::get(b.getContext(), all.take_front(16));
+  llvm::Constant* high = llvm::ConstantDataVector::get(b.getContext(), all.drop_front(16));
+  unsigned lanes = llvm::cast<llvm::FixedVectorType>(index->getType())->getNumElements();
+  std::vector<llvm::Value*> parts;
+  for (unsigned at = 0; at < lanes; at += 16) {
+    llvm::Value* part = lanes == 16 ? index : b.CreateShuffleVector(index, llvm::createSequentialMask(at, 16, 0));
+    parts.push_back(b.CreateIntrinsic(llvm::Intrinsic::x86_avx512_vpermi2var_ps_512, {}, {low, part, high}));
+  }
+  return parts.size() == 1 ? parts.front() : llvm::concatenateVectors(b, parts);
 }
 
 // min(v, limit) as a select on `v < limit`: NaN lanes of `v` give `limit`.
@@ -374,7 +447,72 @@ llvm::Value* InlineTanh(llvm::IRBuilder<>& b, llvm::Value* x) {
   return OddResult(b, b.CreateFDiv(b.CreateFNeg(m), d), x);
 }
 
-// pow's first tier, all in f32 lanes (16 to a zmm register, no division in
+namespace {
+
+// pow's first tier on whole 16-lane AVX-512 vectors: log2 x = k + T + log2(1 + r)
+// with r = m·c − 1 exact and T = −log2 c looked up for m's interval, 2^z =
+// 2^(j/32)·2^g·2^n with 2^(j/32) looked up (scripts/fit_pow_table.py); T + r/ln 2,
+// y·k and y·log2 m are f32 pairs. No division: 18 multiply-adds and five
+// vpermi2ps where PowBySeries spends 26 and a division. Holds for x normal
+// and finite, y finite, |y·log2 m| ≤ 16 and |y·log2 x| ≤ 125.
+FastMath PowByTable(llvm::IRBuilder<>& b, llvm::Value* x, llvm::Value* y) {
+  llvm::Type* fty = x->getType();
+  unsigned lanes = llvm::cast<llvm::FixedVectorType>(fty)->getNumElements();
+  llvm::Type* ity = llvm::FixedVectorType::get(b.getInt32Ty(), lanes);
+  auto f = [&](double v) { return llvm::ConstantFP::get(fty, v); };
+  auto i = [&](uint32_t v) { return llvm::ConstantInt::get(ity, v); };
+  const double c0 = 1.0 / std::log(2.0);
+  const float c0_hi = static_cast<float>(c0), c0_lo = static_cast<float>(c0 - c0_hi);
+
+  llvm::Value* t = b.CreateSub(b.CreateBitCast(x, ity), i(kPowTableOffset));
+  llvm::Value* k = b.CreateAShr(t, i(23));
+  llvm::Value* index = b.CreateLShr(t, i(18));  // the interval: its low five bits
+  llvm::Value* m = b.CreateBitCast(b.CreateAdd(b.CreateAnd(t, i(0x7FFFFFu)), i(kPowTableOffset)), fty);
+  llvm::Value* r = Fma(b, m, Lookup32(b, kPowC, index), f(-1.0));  // exact
+  // T + r·c0_hi as a pair (Fast2Sum: |T| ≥ |r·c0_hi| or T = 0, fit_pow_table.py
+  // checks), the rest of log2(1 + r) in `lo`: r·(c0_lo + r·Q(r)).
+  llvm::Value* p = b.CreateFMul(r, f(c0_hi));
+  llvm::Value* p_lo = Fma(b, r, f(c0_hi), b.CreateFNeg(p));
+  llvm::Value* big = Lookup32(b, kPowNegLog2C, index);
+  llvm::Value* l = b.CreateFAdd(big, p);
+  llvm::Value* l_lo = b.CreateFSub(p, b.CreateFSub(l, big));
+  std::vector<float> tail{c0_lo};
+  tail.insert(tail.end(), std::begin(kPowLog2Q), std::end(kPowLog2Q));
+  l_lo = Fma(b, r, Horner(b, tail, r),
+             b.CreateFAdd(b.CreateFAdd(Lookup32(b, kPowNegLog2CLow, index), p_lo), l_lo));
+  // z = y·k + y·(l + l_lo), each product a pair.
+  llvm::Value* kf = b.CreateSIToFP(k, fty);
+  llvm::Value* a = b.CreateFMul(y, kf);
+  llvm::Value* a_lo = Fma(b, y, kf, b.CreateFNeg(a));
+  llvm::Value* yl = b.CreateFMul(y, l);
+  llvm::Value* yl_lo = Fma(b, y, l_lo, Fma(b, y, l, b.CreateFNeg(yl)));
+  // z rounded to a multiple of 1/32 by adding 1.5·2^18 (its last five
+  // mantissa bits are then j = n mod 32 and the bits above n div 32); g = z − n/32
+  // from the parts, the first difference exact.
+  llvm::Value* z = b.CreateFAdd(a, b.CreateFAdd(yl, yl_lo));
+  llvm::Value* shifted = b.CreateFAdd(z, f(0x1.8p18));
+  llvm::Value* n = b.CreateFSub(shifted, f(0x1.8p18));
+  llvm::Value* g = b.CreateFAdd(b.CreateFAdd(b.CreateFSub(a, n), yl), b.CreateFAdd(yl_lo, a_lo));
+  std::vector<float> x_c(std::begin(kPowExp2G), std::end(kPowExp2G));
+  llvm::Value* e = b.CreateFMul(g, Horner(b, x_c, g));  // 2^g − 1
+  llvm::Value* bits = b.CreateBitCast(shifted, ity);
+  llvm::Value* j = Lookup32(b, kPowExp2J, bits);
+  llvm::Value* v = b.CreateFAdd(j, Fma(b, j, e, Lookup32(b, kPowExp2JLow, bits)));
+  // 2^(j/32)·2^g is in [0.98, 2): n div 32 (|·| ≤ 125, checked below) goes
+  // into its exponent field, off the multipliers.
+  llvm::Value* value = b.CreateBitCast(
+      b.CreateAdd(b.CreateBitCast(v, ity), b.CreateShl(b.CreateAnd(bits, i(~31u)), i(18))), fty);
+
+  // The lanes it holds for, on the bits: x normal, positive and finite;
+  // |y·l| ≤ 16, which fails for y = ±∞ or NaN too; |z| ≤ 125.
+  auto at_most = [&](llvm::Value* w, float limit) {
+    return b.CreateICmpULE(b.CreateAnd(b.CreateBitCast(w, ity), i(0x7FFFFFFFu)), i(llvm::bit_cast<uint32_t>(limit)));
+  };
+  llvm::Value* ok = b.CreateAnd(NormalPositive(b, x), at_most(yl, kPowTableProductLimit));
+  return {value, b.CreateAnd(ok, at_most(z, 125.0f))};
+}
+
+// pow's first tier elsewhere, all in f32 lanes (no division in
 // f64): x = 2^k·m with m in [√½, √2) from the bits; log2 m = c0·s + s³·T(s²),
 // s = (m − 1)/(m + 1), where s and c0·s are carried as f32 pairs (hi + lo:
 // Fast2Sum for m + 1, FMA residuals for the quotient and the products) and
@@ -384,7 +522,7 @@ llvm::Value* InlineTanh(llvm::IRBuilder<>& b, llvm::Value* x) {
 // Returns the value and the lanes it holds for: x normal and finite, y
 // finite, |y·log2 m| ≤ 8 and |n| ≤ 125 (a normal result). 2^f and T are
 // scripts/fit_exp_log.py's.
-FastMath PowFast(llvm::IRBuilder<>& b, llvm::Value* x, llvm::Value* y, bool reciprocal_estimate) {
+FastMath PowBySeries(llvm::IRBuilder<>& b, llvm::Value* x, llvm::Value* y) {
   llvm::Type* fty = x->getType();
   auto f = [&](double v) { return llvm::ConstantFP::get(fty, v); };
 
@@ -393,22 +531,11 @@ FastMath PowFast(llvm::IRBuilder<>& b, llvm::Value* x, llvm::Value* y, bool reci
   llvm::Value* v = b.CreateFAdd(f(1.0), m);  // Fast2Sum: 1 has the larger exponent
   llvm::Value* v_lo = b.CreateFSub(m, b.CreateFSub(v, f(1.0)));
   llvm::Value* rcp = b.CreateFDiv(f(1.0), v);
-  // An estimate of 1/v within 2^-14 leaves s + s_lo within 2^-28 (the
-  // residual's product with the estimate corrects the first error); v is in
-  // [1.7, 2.5) whatever x holds, so `ninf` is true. LLVM turns the division
-  // into vrcp14ps where the function's "reciprocal-estimates" allow it
-  // (FunctionLowering::AddEstimateAttribute).
-  if (reciprocal_estimate) {
-    auto* div = llvm::cast<llvm::Instruction>(rcp);
-    div->setHasAllowReciprocal(true);
-    div->setHasNoInfs(true);
-  }
   llvm::Value* s = b.CreateFMul(u, rcp);
   llvm::Value* res = Fma(b, b.CreateFNeg(s), v, u);  // u − s·v, exact
   res = Fma(b, b.CreateFNeg(s), v_lo, res);
   llvm::Value* s_lo = b.CreateFMul(res, rcp);
-  // The tail from s rounded to f32: s alone is as far from it as the
-  // reciprocal is from 1/v (2^-14 with an estimate).
+  // The tail from s rounded to f32 (s alone is within 2^-24 of it).
   llvm::Value* s_f32 = b.CreateFAdd(s, s_lo);
   llvm::Value* s2 = b.CreateFMul(s_f32, s_f32);
   std::vector<float> tail_c(std::begin(kLog2Tail), std::end(kLog2Tail));
@@ -449,8 +576,6 @@ FastMath PowFast(llvm::IRBuilder<>& b, llvm::Value* x, llvm::Value* y, bool reci
   ok = b.CreateAnd(ok, b.CreateICmpULE(b.CreateAdd(ni, i(125)), i(250)));
   return {value, ok};
 }
-
-namespace {
 
 // pow's second tier: log2 x in f64 (the atanh series of the mantissa: every
 // f32, subnormals too, is a normal f64), y·log2 x in f64 and 2^z in f32;
@@ -497,9 +622,13 @@ llvm::Value* PowInF64(llvm::IRBuilder<>& b, llvm::Value* x, llvm::Value* y,
 
 }  // namespace
 
+FastMath PowFast(llvm::IRBuilder<>& b, llvm::Value* x, llvm::Value* y, bool avx512_tables) {
+  return avx512_tables ? PowByTable(b, x, y) : PowBySeries(b, x, y);
+}
+
 llvm::Value* InlinePow(llvm::IRBuilder<>& b, llvm::Value* x, llvm::Value* y,
-                       const std::function<llvm::Value*()>& fallback, bool reciprocal_estimate) {
-  FastMath p = PowFast(b, x, y, reciprocal_estimate);
+                       const std::function<llvm::Value*()>& fallback, bool avx512_tables) {
+  FastMath p = PowFast(b, x, y, avx512_tables);
   return IfThen(
       b, AnyLaneOutside(b, p.ok), [&] { return PowInF64(b, x, y, fallback); }, p.value,
       "pow.wide", /*unlikely=*/true);

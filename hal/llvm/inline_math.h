@@ -68,8 +68,8 @@ FastMath ExpFast(llvm::IRBuilder<>& b, llvm::Value* x);
 // `avx512_table`: `x` is a 16-lane vector and log may look up its
 // intervals' constants by vpermps (no division; InlineLog).
 FastMath LogFast(llvm::IRBuilder<>& b, llvm::Value* x, bool avx512_table);
-// pow's f32 tier (see InlinePow for `reciprocal_estimate`).
-FastMath PowFast(llvm::IRBuilder<>& b, llvm::Value* x, llvm::Value* y, bool reciprocal_estimate);
+// pow's f32 tier (see InlinePow for `avx512_tables`).
+FastMath PowFast(llvm::IRBuilder<>& b, llvm::Value* x, llvm::Value* y, bool avx512_tables);
 
 // erf(x) for a float or float vector `x`. `avx512_table`: `x` is a 16-lane
 // vector and AVX-512's vpermps may look up the coefficients of one
@@ -99,17 +99,12 @@ llvm::Value* InlineLog(llvm::IRBuilder<>& b, llvm::Value* x, const std::function
 
 // pow(x, y) for float vectors; `fallback()` emits the library call on the
 // same arguments, run only when some lane is outside the fast path. Leaves
-// `b` at the end of a new block. `reciprocal_estimate`: the f32 tier's one
-// division may become a reciprocal estimate, which must then be within 2^-14
-// (AVX-512's vrcp14ps: only for whole 16-lane vectors, see
-// FunctionLowering::AddEstimateAttribute; AVX's vrcpps has 12 bits).
+// `b` at the end of a new block. Two tiers: f32 lanes (`avx512_tables`:
+// `x` is whole 16-lane vectors and the logarithm's and 2^z's constants are
+// looked up by AVX-512's vpermi2ps, scripts/fit_pow_table.py, no division;
+// otherwise an atanh series with one division), within 1 ULP while
+// |y·log2 m| ≤ 16 or 8; then log2 x in f64; then the library.
 llvm::Value* InlinePow(llvm::IRBuilder<>& b, llvm::Value* x, llvm::Value* y,
-                       const std::function<llvm::Value*()>& fallback, bool reciprocal_estimate);
-
-// The function attribute that lets LLVM lower InlinePow's division by a
-// reciprocal estimate with no Newton step ("reciprocal-estimates"); only
-// divisions marked `arcp` are affected, and Tilec marks no other.
-inline constexpr const char* kReciprocalEstimatesAttribute = "reciprocal-estimates";
-inline constexpr const char* kReciprocalEstimatesValue = "vec-divf:0";
+                       const std::function<llvm::Value*()>& fallback, bool avx512_tables);
 
 }  // namespace tilec::hal::cpu

@@ -360,7 +360,7 @@ std::vector<llvm::Value*> FunctionLowering::FastMathCalls(CallFn fn, const Type&
   int lanes = t.width * static_cast<int>(calls.size());
   FastMath m = fn == CallFn::Exp   ? ExpFast(b_, joined(0))
                : fn == CallFn::Log ? LogFast(b_, joined(0), Avx512Table(lanes))
-                                   : PowFast(b_, joined(0), joined(1), ReciprocalEstimate(lanes));
+                                   : PowFast(b_, joined(0), joined(1), Avx512Tables(lanes));
   fast_checks_->push_back(AnyLaneOutside(b_, m.ok));
   if (calls.size() == 1) return {b_.CreateFPCast(m.value, ValueTy(t))};
   std::vector<llvm::Value*> out;
@@ -462,7 +462,7 @@ llvm::Value* FunctionLowering::MathCall(CallFn fn, const Type& t, std::vector<ll
           : fn == CallFn::Tanh ? InlineTanh(b_, args[0])
           : fn == CallFn::Exp ? InlineExp(b_, args[0], library)
           : fn == CallFn::Log ? InlineLog(b_, args[0], library, Avx512Table(t.width))
-                              : InlinePow(b_, args[0], args[1], library, ReciprocalEstimate(t.width));
+                              : InlinePow(b_, args[0], args[1], library, Avx512Tables(t.width));
   } else {
     out = library();
   }

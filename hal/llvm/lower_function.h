@@ -105,11 +105,9 @@ class FunctionLowering {
   void EmitKernel();
   void EmitHelper();
   void EmitGroupsEntry(llvm::Function* kernel);
-  // With AVX-512, lets LLVM lower the divisions InlinePow marks by vrcp14ps.
-  void AddEstimateAttribute(llvm::Function* fn) const;
-  // Whether pow's division on `lanes` f32 lanes may be that estimate: whole
-  // 16-lane vectors with AVX-512 (inline_math.h, InlinePow).
-  bool ReciprocalEstimate(int lanes) const { return vector_isa_ == VectorIsa::Avx512 && lanes % 16 == 0; }
+  // Whether pow on `lanes` f32 lanes may look up 32-entry tables by AVX-512's
+  // vpermi2ps: whole 16-lane vectors (inline_math.h, InlinePow).
+  bool Avx512Tables(int lanes) const { return vector_isa_ == VectorIsa::Avx512 && lanes % 16 == 0; }
   // Whether inline math on `lanes` may look up 16-entry tables by AVX-512's
   // vpermps (erf, log: inline_math.h): one whole zmm register.
   bool Avx512Table(int lanes) const { return vector_isa_ == VectorIsa::Avx512 && lanes == 16; }

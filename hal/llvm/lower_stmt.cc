@@ -512,10 +512,6 @@ void FunctionLowering::Uniform(const Stmt& s) {
 
 // --- Functions ----------------------------------------------------------------------------
 
-void FunctionLowering::AddEstimateAttribute(llvm::Function* fn) const {
-  if (vector_isa_ == VectorIsa::Avx512) fn->addFnAttr(kReciprocalEstimatesAttribute, kReciprocalEstimatesValue);
-}
-
 void FunctionLowering::EmitKernel() {
   barrier_form_ = group_size_ > 1 && HasBarrier(f_.body);
   std::vector<llvm::Type*> params;
@@ -525,7 +521,6 @@ void FunctionLowering::EmitKernel() {
                                llvm::Function::InternalLinkage, f_.name, module_);
   TILEC_CHECK(fn_->getName() == f_.name, "llvm: function name '{}' is used twice", f_.name);
   fn_->addFnAttr(llvm::Attribute::NoUnwind);
-  AddEstimateAttribute(fn_);
   for (size_t i = 0; i < f_.params.size(); ++i) {
     fn_->getArg(static_cast<unsigned>(i))->setName(f_.params[i].name);
     if (f_.params[i].noalias) fn_->addParamAttr(static_cast<unsigned>(i), llvm::Attribute::NoAlias);
@@ -612,7 +607,6 @@ void FunctionLowering::EmitGroupsEntry(llvm::Function* kernel) {
   TILEC_CHECK(fn->getName() == GroupFunctionName(f_.name), "llvm: function name '{}' is used twice",
               GroupFunctionName(f_.name));
   fn->addFnAttr(llvm::Attribute::NoUnwind);
-  AddEstimateAttribute(fn);
   llvm::Value* args = fn->getArg(0);
   args->setName("args");
   fn->getArg(1)->setName("first_group");
@@ -650,7 +644,6 @@ void FunctionLowering::EmitHelper() {
                                llvm::Function::InternalLinkage, f_.name, module_);
   TILEC_CHECK(fn_->getName() == f_.name, "llvm: function name '{}' is used twice", f_.name);
   fn_->addFnAttr(llvm::Attribute::NoUnwind);
-  AddEstimateAttribute(fn_);
   alloca_block_ = llvm::BasicBlock::Create(ctx_, "allocas", fn_);
   auto* start = llvm::BasicBlock::Create(ctx_, "start", fn_);
   b_.SetInsertPoint(start);

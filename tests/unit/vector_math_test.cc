@@ -168,24 +168,21 @@ TEST(VectorMath, InlineErfPowAndExpOnF32) {
   EXPECT_EQ(Count(ir, "call <16 x float> @_ZGVeN16vv_powf("), 1u) << ir;
   EXPECT_NE(ir.find("pow.special:"), std::string::npos) << ir;
   EXPECT_NE(ir.find("pow.wide.special:"), std::string::npos) << ir;  // the f64 tier's block
-  // The f32 tier's 1/(m + 1), which AVX-512 may estimate (vrcp14ps, within
-  // 2^-14): only whole 16-lane vectors, and only that division.
-  EXPECT_EQ(Count(ir, "fdiv ninf arcp <16 x float>"), 1u) << ir;
-  EXPECT_EQ(Count(ir, "arcp"), 1u) << ir;
-  EXPECT_EQ(Count(ir, "\"reciprocal-estimates\"=\"vec-divf:0\""), 1u) << ir;
+  // The f32 tier on whole 16-lane vectors with AVX-512: c, −log2 c (two
+  // parts) and 2^(j/32) (two parts) looked up by vpermi2ps, no division; the
+  // f64 tier divides.
+  EXPECT_EQ(Count(ir, "call <16 x float> @llvm.x86.avx512.vpermi2var.ps.512("), 5u) << ir;
+  EXPECT_EQ(Count(ir, "fdiv <16 x float>"), 0u) << ir;
   EXPECT_EQ(Count(ir, "fdiv <16 x double>"), 1u) << ir;
-  // Without AVX-512 (vrcpps has 12 bits) and on 8 lanes: a division.
+  // Without AVX-512 and on 8 lanes: the series, one division in each tier.
   EmitOptions avx2;
   avx2.vector_isa = VectorIsa::Avx2;
   for (const std::string& text :
        {EmitLLVMText(ModuleOf(MathKernel(CallFn::Pow, DataType::F32, {16}, 32)), avx2),
         EmitLLVMText(ModuleOf(MathKernel(CallFn::Pow, DataType::F32, {8}, 16)), avx512)}) {
-    EXPECT_EQ(Count(text, "arcp"), 0u) << text;
+    EXPECT_EQ(Count(text, "vpermi2var"), 0u) << text;
     EXPECT_EQ(Count(text, "fdiv <"), 2u) << text;
   }
-  EXPECT_EQ(Count(EmitLLVMText(ModuleOf(MathKernel(CallFn::Pow, DataType::F32, {16}, 32)), avx2),
-                  "reciprocal-estimates"),
-            0u);
   ir = EmitLLVMText(ModuleOf(MathKernel(CallFn::Exp, DataType::F32, {16}, 32)), avx512);
   EXPECT_EQ(Count(ir, "call <16 x float> @_ZGVeN16v_expf("), 1u) << ir;
   EXPECT_NE(ir.find("exp.special:"), std::string::npos) << ir;
@@ -502,8 +499,8 @@ TEST(VectorMath, InlineTanhAtTheEdges) {
 
 // A run of declarations with exp, log or pow (the vector form's unrolled
 // rows): their fast paths in one block, same-width calls in one long vector
-// (four 16-lane pows: one <64 x float> computation, one reciprocal
-// estimate), one test of all lanes, and the run again with the exact paths
+// (four 16-lane pows: one <64 x float> computation, its tables looked up per
+// 16 lanes), one test of all lanes, and the run again with the exact paths
 // (each call's own tiers and library fallback) in the `exact` block.
 TEST(VectorMath, RunsOfCallsShareOneTestOfTheirFastPaths) {
   EmitOptions avx512;
@@ -511,9 +508,11 @@ TEST(VectorMath, RunsOfCallsShareOneTestOfTheirFastPaths) {
   std::string ir =
       EmitLLVMText(ModuleOf(MathKernel(CallFn::Pow, DataType::F32, {16, 16, 16, 16, 8}, 72, true)), avx512);
   EXPECT_EQ(Count(ir, "\nexact:"), 1u) << ir;
-  EXPECT_EQ(Count(ir, "fdiv ninf arcp <64 x float>"), 1u) << ir;  // the batch
-  EXPECT_EQ(Count(ir, "fdiv <8 x float>"), 2u) << ir;               // alone: fast, then exact
-  EXPECT_EQ(Count(ir, "fdiv ninf arcp <16 x float>"), 4u) << ir;   // the exact paths
+  EXPECT_EQ(Count(ir, "call <64 x float> @llvm.fma.v64f32("), 14u) << ir;  // the batch
+  EXPECT_EQ(Count(ir, "fdiv <8 x float>"), 2u) << ir;                 // alone: fast, then exact
+  EXPECT_EQ(Count(ir, "fdiv <16 x float>"), 0u) << ir;
+  // Five lookups: 4 x 5 for the batch, 5 in each of the four exact paths.
+  EXPECT_EQ(Count(ir, "call <16 x float> @llvm.x86.avx512.vpermi2var.ps.512("), 40u) << ir;
   EXPECT_EQ(Count(ir, "\npow.wide.special"), 5u) << ir;
   EXPECT_EQ(Count(ir, "call <16 x float> @_ZGVeN16vv_powf("), 4u) << ir;
   // exp and log (short chains) share the test, not a long vector.
@@ -531,7 +530,7 @@ TEST(VectorMath, RunsOfCallsShareOneTestOfTheirFastPaths) {
   ir = EmitLLVMText(ModuleOf(chain), avx512);
   EXPECT_EQ(Count(ir, "\nexact:"), 1u) << ir;
   EXPECT_EQ(Count(ir, "<32 x float>"), 0u) << ir;
-  EXPECT_EQ(Count(ir, "fdiv ninf arcp <16 x float>"), 4u) << ir;  // 2 fast, 2 exact
+  EXPECT_EQ(Count(ir, "call <16 x float> @llvm.x86.avx512.vpermi2var.ps.512("), 20u) << ir;  // 2 fast, 2 exact
   // One fast call alone is not versioned.
   ir = EmitLLVMText(ModuleOf(MathKernel(CallFn::Exp, DataType::F32, {16}, 16, true)), avx512);
   EXPECT_EQ(Count(ir, "exact"), 0u) << ir;
