@@ -30,7 +30,7 @@ C0 = 1 / math.log(2)
 C0H = float(F32(C0))
 C0L = float(F32(C0 - C0H))
 SHIFT = 1.5 * 2.0**18  # x + SHIFT rounds x to a multiple of 1/32 for |x| < 2^17
-Q_DEGREE = 4
+Q_DEGREE = 3
 X_DEGREE = 2
 # The tier's bound on |y * log2 m|: up to 16 the error stays below 0.7 ULP of
 # the exact power (the script's last lines), at 32 it nears 1, at 96 2.3.
