@@ -259,6 +259,24 @@ llvm::Value* Lookup32(llvm::IRBuilder<>& b, const float (&row)[32], llvm::Value*
   return parts.size() == 1 ? parts.front() : llvm::concatenateVectors(b, parts);
 }
 
+// max(|a|, |b|) for f32 vectors whose lanes are a multiple of 16: AVX-512's
+// vrangeps per 16 lanes (a NaN lane gives NaN).
+llvm::Value* MaxAbs(llvm::IRBuilder<>& b, llvm::Value* x, llvm::Value* y) {
+  unsigned lanes = llvm::cast<llvm::FixedVectorType>(x->getType())->getNumElements();
+  auto* f16 = llvm::FixedVectorType::get(b.getFloatTy(), 16);
+  std::vector<llvm::Value*> parts;
+  for (unsigned at = 0; at < lanes; at += 16) {
+    auto part = [&](llvm::Value* v) {
+      return lanes == 16 ? v : b.CreateShuffleVector(v, llvm::createSequentialMask(at, 16, 0));
+    };
+    // imm 0b1011: the larger magnitude, sign cleared; all 16 lanes, current rounding.
+    parts.push_back(b.CreateIntrinsic(llvm::Intrinsic::x86_avx512_mask_range_ps_512, {},
+                                      {part(x), part(y), b.getInt32(0b1011), llvm::PoisonValue::get(f16),
+                                       b.getInt16(-1), b.getInt32(4)}));
+  }
+  return parts.size() == 1 ? parts.front() : llvm::concatenateVectors(b, parts);
+}
+
 // min(v, limit) as a select on `v < limit`: NaN lanes of `v` give `limit`.
 llvm::Value* AtMost(llvm::IRBuilder<>& b, llvm::Value* v, float limit) {
   llvm::Value* c = llvm::ConstantFP::get(v->getType(), static_cast<double>(limit));
@@ -452,8 +470,8 @@ namespace {
 // with r = m·c − 1 exact and T = −log2 c looked up for m's interval, 2^z =
 // 2^(j/32)·2^g·2^n with 2^(j/32) looked up (scripts/fit_pow_table.py); T + r/ln 2,
 // y·k and y·log2 m are f32 pairs. No division: 17 multiply-adds and five
-// vpermi2ps where PowBySeries spends 26 and a division. Holds for x normal
-// and finite, y finite, |y·log2 m| ≤ 16 and |y·log2 x| ≤ 125.
+// vpermi2ps where PowBySeries spends 26 and a division. Holds for x in
+// [0.75·2^-125, 1.5·2^125), y finite, |y·log2 m| ≤ 16 and |y·log2 x| ≤ 125.
 FastMath PowByTable(llvm::IRBuilder<>& b, llvm::Value* x, llvm::Value* y) {
   llvm::Type* fty = x->getType();
   unsigned lanes = llvm::cast<llvm::FixedVectorType>(fty)->getNumElements();
@@ -502,13 +520,15 @@ FastMath PowByTable(llvm::IRBuilder<>& b, llvm::Value* x, llvm::Value* y) {
   llvm::Value* value = b.CreateBitCast(
       b.CreateAdd(b.CreateBitCast(v, ity), b.CreateShl(b.CreateAnd(bits, i(~31u)), i(18))), fty);
 
-  // The lanes it holds for, on the bits: x normal, positive and finite;
-  // |y·l| ≤ 16, which fails for y = ±∞ or NaN too; |z| ≤ 125.
+  // The lanes it holds for, on the bits: |y·l| ≤ 16, which fails for y =
+  // ±∞ or NaN too; max(|k|, |z|) ≤ 125 (AVX-512's vrangeps), which fails
+  // for x that is 0, negative, subnormal, ∞ or NaN (|k| ≥ 127) and for
+  // normal x below 2^-125 or from 2^125 on (the next tier's).
   auto at_most = [&](llvm::Value* w, float limit) {
     return b.CreateICmpULE(b.CreateAnd(b.CreateBitCast(w, ity), i(0x7FFFFFFFu)), i(llvm::bit_cast<uint32_t>(limit)));
   };
-  llvm::Value* ok = b.CreateAnd(NormalPositive(b, x), at_most(yl, kPowTableProductLimit));
-  return {value, b.CreateAnd(ok, at_most(z, 125.0f))};
+  llvm::Value* k_or_z = b.CreateBitCast(MaxAbs(b, kf, z), ity);
+  return {value, b.CreateAnd(at_most(yl, kPowTableProductLimit), b.CreateICmpULE(k_or_z, i(0x42FA0000u)))};  // 125.0f
 }
 
 // pow's first tier elsewhere, all in f32 lanes (no division in
