@@ -641,6 +641,11 @@ llvm::Value* PowInF64(llvm::IRBuilder<>& b, llvm::Value* x, llvm::Value* y,
 
 }  // namespace
 
+llvm::Value* PowBeyondFast(llvm::IRBuilder<>& b, llvm::Value* x, llvm::Value* y,
+                           const std::function<llvm::Value*()>& fallback) {
+  return PowInF64(b, x, y, fallback);
+}
+
 FastMath PowFast(llvm::IRBuilder<>& b, llvm::Value* x, llvm::Value* y, bool avx512_tables) {
   return avx512_tables ? PowByTable(b, x, y) : PowBySeries(b, x, y);
 }
@@ -649,7 +654,7 @@ llvm::Value* InlinePow(llvm::IRBuilder<>& b, llvm::Value* x, llvm::Value* y,
                        const std::function<llvm::Value*()>& fallback, bool avx512_tables) {
   FastMath p = PowFast(b, x, y, avx512_tables);
   return IfThen(
-      b, AnyLaneOutside(b, p.ok), [&] { return PowInF64(b, x, y, fallback); }, p.value,
+      b, AnyLaneOutside(b, p.ok), [&] { return PowBeyondFast(b, x, y, fallback); }, p.value,
       "pow.wide", /*unlikely=*/true);
 }
 

@@ -106,5 +106,8 @@ llvm::Value* InlineLog(llvm::IRBuilder<>& b, llvm::Value* x, const std::function
 // |y·log2 m| ≤ 16 or 8; then log2 x in f64; then the library.
 llvm::Value* InlinePow(llvm::IRBuilder<>& b, llvm::Value* x, llvm::Value* y,
                        const std::function<llvm::Value*()>& fallback, bool avx512_tables);
+// InlinePow past its f32 tier: the f64 tier, then `fallback()`.
+llvm::Value* PowBeyondFast(llvm::IRBuilder<>& b, llvm::Value* x, llvm::Value* y,
+                           const std::function<llvm::Value*()>& fallback);
 
 }  // namespace tilec::hal::cpu

@@ -347,9 +347,10 @@ llvm::Value* FunctionLowering::CondValue(const Cond& n) {
 // `t`, computed on their arguments put end to end: LLVM splits every
 // operation of the long vector into adjacent register-wide ones, so the
 // calls' dependency chains run interleaved. Appends "some lane is outside
-// the fast path" to fast_checks_ and returns each call's value.
-std::vector<llvm::Value*> FunctionLowering::FastMathCalls(CallFn fn, const Type& t,
-                                                          const std::vector<std::vector<llvm::Value*>>& calls) {
+// the fast path" to fast_checks_ and returns each call's value (float lanes)
+// and the lanes it holds for.
+std::vector<FastMath> FunctionLowering::FastMathCalls(CallFn fn, const Type& t,
+                                                      const std::vector<std::vector<llvm::Value*>>& calls) {
   TILEC_CHECK(fast_checks_ && !calls.empty(), "llvm: fast paths outside a versioned run");
   auto* float_ty = WithLanes(b_.getFloatTy(), t.width);
   auto joined = [&](size_t arg) {
@@ -362,12 +363,13 @@ std::vector<llvm::Value*> FunctionLowering::FastMathCalls(CallFn fn, const Type&
                : fn == CallFn::Log ? LogFast(b_, joined(0), Avx512Table(lanes))
                                    : PowFast(b_, joined(0), joined(1), Avx512Tables(lanes));
   fast_checks_->push_back(AnyLaneOutside(b_, m.ok));
-  if (calls.size() == 1) return {b_.CreateFPCast(m.value, ValueTy(t))};
-  std::vector<llvm::Value*> out;
+  if (calls.size() == 1) return {m};
+  std::vector<FastMath> out;
   for (size_t k = 0; k < calls.size(); ++k) {
-    llvm::Value* part = b_.CreateShuffleVector(
-        m.value, llvm::createSequentialMask(static_cast<unsigned>(k) * t.width, t.width, 0));
-    out.push_back(b_.CreateFPCast(part, ValueTy(t)));
+    auto part = [&](llvm::Value* v) {
+      return b_.CreateShuffleVector(v, llvm::createSequentialMask(static_cast<unsigned>(k) * t.width, t.width, 0));
+    };
+    out.push_back({part(m.value), part(m.ok)});
   }
   return out;
 }
@@ -413,7 +415,7 @@ llvm::Value* FunctionLowering::UnsignedToFloat(llvm::Value* v, llvm::Type* dst) 
 llvm::Value* FunctionLowering::CallValue(const Call& n) {
   std::vector<llvm::Value*> args;
   for (const Expr& a : n.args) args.push_back(E(a));
-  if (!LibmName(n.fn).empty()) return MathCall(n.fn, n.type, std::move(args));
+  if (!LibmName(n.fn).empty()) return MathCall(n.fn, n.type, std::move(args), &n);
   llvm::Type* ty = ValueTy(n.type);
   auto intrinsic = [&](llvm::Intrinsic::ID id) -> llvm::Value* {
     return b_.CreateIntrinsic(id, {ty}, args);
@@ -435,7 +437,8 @@ llvm::Value* FunctionLowering::CallValue(const Call& n) {
 // A library builtin: in float (half too) or double; inline IR for the f32
 // functions inline_math.h has, else a vector through libmvec's variants when
 // there are some, else lane by lane.
-llvm::Value* FunctionLowering::MathCall(CallFn fn, const Type& t, std::vector<llvm::Value*> args) {
+llvm::Value* FunctionLowering::MathCall(CallFn fn, const Type& t, std::vector<llvm::Value*> args,
+                                        const sem::Call* node) {
   bool is_double = t.dtype == DataType::F64;
   llvm::Type* lane_ty = is_double ? b_.getDoubleTy() : b_.getFloatTy();
   for (llvm::Value*& a : args) a = b_.CreateFPCast(a, WithLanes(lane_ty, t.width));
@@ -454,10 +457,19 @@ llvm::Value* FunctionLowering::MathCall(CallFn fn, const Type& t, std::vector<ll
     }
     return out;
   };
-  if (fast_checks_ && HasFastPath(fn, t))
-    return FastMathCalls(fn, t, {args}).front();  // VersionedDeclares' fast version
+  if (fast_checks_ && HasFastPath(fn, t)) {  // VersionedDeclares' fast version
+    FastMath m = FastMathCalls(fn, t, {args}).front();
+    if (node) fast_results_[node] = m;
+    return b_.CreateFPCast(m.value, ValueTy(t));
+  }
   llvm::Value* out = nullptr;
-  if (!is_double && HasInlineMath(fn, t.width)) {
+  if (auto fast = node ? fast_results_.find(node) : fast_results_.end(); fast != fast_results_.end()) {
+    // Its exact version: the fast value where all of its lanes held, else
+    // what lies beyond the fast path (pow's f64 tier, the library).
+    auto beyond = [&] { return fn == CallFn::Pow ? PowBeyondFast(b_, args[0], args[1], library) : library(); };
+    const char* name = fn == CallFn::Pow ? "pow.wide" : fn == CallFn::Exp ? "exp" : "log";
+    out = IfThen(b_, AnyLaneOutside(b_, fast->second.ok), beyond, fast->second.value, name, /*unlikely=*/true);
+  } else if (!is_double && HasInlineMath(fn, t.width)) {
     out = fn == CallFn::Erf    ? InlineErf(b_, args[0], Avx512Table(t.width))
           : fn == CallFn::Tanh ? InlineTanh(b_, args[0])
           : fn == CallFn::Exp ? InlineExp(b_, args[0], library)

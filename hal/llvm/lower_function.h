@@ -16,6 +16,7 @@
 #include <vector>
 
 #include "compiler/sem/ir.h"
+#include "hal/llvm/inline_math.h"
 #include "hal/llvm/vector_math.h"
 
 namespace tilec::hal::cpu {
@@ -68,10 +69,13 @@ class FunctionLowering {
   llvm::Value* CastValue(llvm::Value* v, const sem::Type& from, const sem::Type& to);
   llvm::Value* UnsignedToFloat(llvm::Value* v, llvm::Type* dst);  // see lower_expr.cc
   llvm::Value* CallValue(const sem::Call& n);
-  // A library builtin (vector_math.h: exp, tanh, …), in float for half.
-  llvm::Value* MathCall(sem::CallFn fn, const sem::Type& t, std::vector<llvm::Value*> args);
-  std::vector<llvm::Value*> FastMathCalls(sem::CallFn fn, const sem::Type& t,
-                                          const std::vector<std::vector<llvm::Value*>>& calls);
+  // A library builtin (vector_math.h: exp, tanh, …), in float for half;
+  // `node`: the call, when it may be one of a versioned run's.
+  llvm::Value* MathCall(sem::CallFn fn, const sem::Type& t, std::vector<llvm::Value*> args,
+                        const sem::Call* node = nullptr);
+  // Each call's fast path (float lanes) and the lanes it holds for.
+  std::vector<FastMath> FastMathCalls(sem::CallFn fn, const sem::Type& t,
+                                      const std::vector<std::vector<llvm::Value*>>& calls);
   llvm::Value* ScalarMathCall(sem::CallFn fn, llvm::Type* ty,
                               const std::vector<llvm::Value*>& args);
   llvm::Value* VectorMathCall(const std::vector<VectorFunction>& variants, int width,
@@ -144,6 +148,11 @@ class FunctionLowering {
   // While VersionedDeclares lowers a run's fast version: MathCall takes the
   // fast paths and appends here whether some lane is outside (an i1).
   std::vector<llvm::Value*>* fast_checks_ = nullptr;
+  // The fast paths of the run's calls, for its exact version: a call whose
+  // own lanes all hold takes its fast value, so nothing of the fast path is
+  // recomputed there (LLVM's machine CSE had merged the two and kept every
+  // intermediate of the fast path live, spilled, across the test).
+  std::map<const sem::Call*, FastMath> fast_results_;
   std::unordered_map<const sem::StmtNode*, bool> has_barrier_;
 };
 

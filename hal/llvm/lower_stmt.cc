@@ -192,9 +192,11 @@ void FunctionLowering::Stmts(const std::vector<Stmt>& stmts) {
 // long vector (FastMathCalls) so that their dependency chains run
 // interleaved (one pow's chain is ~100 cycles deep, more than the
 // out-of-order window overlaps: pow + sqrt over 2048² floats 1.85 -> 1.61 ms
-// on Zen 4, with the reciprocal estimate); then one test of all their lanes, and where one is outside, the
-// run again with the exact paths (the variables are fresh, their values free
-// of side effects, so running it twice is running it once).
+// on Zen 4, with the series' reciprocal estimate); then one test of all
+// their lanes, and where one is outside, the run again with the exact paths
+// (the variables are fresh, their values free of side effects, so running it
+// twice is running it once), where a call whose own lanes all held takes its
+// fast value (fast_results_) and only the others go past the fast path.
 void FunctionLowering::VersionedDeclares(const std::vector<Stmt>& stmts, size_t begin, size_t end) {
   std::vector<llvm::Value*> checks;
   fast_checks_ = &checks;
@@ -210,15 +212,20 @@ void FunctionLowering::VersionedDeclares(const std::vector<Stmt>& stmts, size_t 
       args.emplace_back();
       for (const Expr& a : FastPathInit(stmts[k])->args) args.back().push_back(E(a));
     }
-    std::vector<llvm::Value*> values = FastMathCalls(call.fn, call.type, args);
+    std::vector<FastMath> values = FastMathCalls(call.fn, call.type, args);
     for (size_t k = i; k < batch; ++k) {
       auto& d = static_cast<const sem::Declare&>(*stmts[k]);
-      b_.CreateStore(values[k - i], Address(Declare(d.name, d.type, false)));
+      fast_results_[FastPathInit(stmts[k])] = values[k - i];
+      b_.CreateStore(b_.CreateFPCast(values[k - i].value, ValueTy(call.type)),
+                     Address(Declare(d.name, d.type, false)));
     }
     i = batch;
   }
   fast_checks_ = nullptr;
-  if (checks.empty()) return;  // every call was in a conditional expression: exact already
+  if (checks.empty()) {  // every call was in a conditional expression: exact already
+    fast_results_.clear();
+    return;
+  }
   llvm::Value* any = checks[0];
   for (size_t k = 1; k < checks.size(); ++k) any = b_.CreateOr(any, checks[k]);
   auto* exact = llvm::BasicBlock::Create(ctx_, "exact", fn_);
@@ -229,6 +236,7 @@ void FunctionLowering::VersionedDeclares(const std::vector<Stmt>& stmts, size_t 
     auto& d = static_cast<const sem::Declare&>(*stmts[i]);
     b_.CreateStore(E(d.init), Address(Lookup(d.name)));
   }
+  fast_results_.clear();
   b_.CreateBr(join);
   b_.SetInsertPoint(join);
 }
