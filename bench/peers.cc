@@ -51,7 +51,10 @@ struct Options {
   std::string device;  // empty: tools::DefaultDeviceId()
   int runs = 20;
   int warmup = 3;
-  int prewarm_ms = 20;  // untimed running of a side right before each timed run
+  // Untimed running of a side right before each timed run. OpenBLAS's workers
+  // spin longer than 20 ms after a call: with 20, W4's Tilec runs shared a
+  // core with them (11.5 ms in 5 of 6 runs, 5.9-6.3 with 60, 100 or 200).
+  int prewarm_ms = 100;
   std::vector<std::string> only;
   int threads = 0;  // 0: the libraries' defaults (all cores, or OMP_NUM_THREADS / OPENBLAS_NUM_THREADS)
   int local = -1;   // -1: the device's choice
