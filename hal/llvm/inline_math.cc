@@ -470,7 +470,7 @@ namespace {
 // with r = m·c − 1 exact and T = −log2 c looked up for m's interval, 2^z =
 // 2^(j/32)·2^g·2^n with 2^(j/32) looked up (scripts/fit_pow_table.py); T + r/ln 2,
 // y·k and y·log2 m are f32 pairs. No division: 17 multiply-adds and five
-// vpermi2ps where PowBySeries spends 26 and a division. Holds for x in
+// vpermi2ps where PowBySeries spends 24 and a division. Holds for x in
 // [0.75·2^-125, 1.5·2^125), y finite, |y·log2 m| ≤ 16 and |y·log2 x| ≤ 125.
 FastMath PowByTable(llvm::IRBuilder<>& b, llvm::Value* x, llvm::Value* y) {
   llvm::Type* fty = x->getType();
