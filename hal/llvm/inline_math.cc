@@ -243,38 +243,52 @@ llvm::Value* Lookup16(llvm::IRBuilder<>& b, const float (&row)[16], llvm::Value*
   return b.CreateIntrinsic(llvm::Intrinsic::x86_avx512_permvar_sf_512, {}, {table, index});
 }
 
+// `op` on each 16 lanes of `operands` (vectors of the same lanes, a multiple
+// of 16: AVX-512's intrinsics take one zmm register), the results end to end.
+llvm::Value* Per16Lanes(llvm::IRBuilder<>& b, const std::vector<llvm::Value*>& operands,
+                        const std::function<llvm::Value*(const std::vector<llvm::Value*>&)>& op) {
+  unsigned lanes = llvm::cast<llvm::FixedVectorType>(operands.front()->getType())->getNumElements();
+  if (lanes == 16) return op(operands);
+  std::vector<llvm::Value*> parts;
+  for (unsigned at = 0; at < lanes; at += 16) {
+    std::vector<llvm::Value*> slice;
+    for (llvm::Value* v : operands) slice.push_back(b.CreateShuffleVector(v, llvm::createSequentialMask(at, 16, 0)));
+    parts.push_back(op(slice));
+  }
+  return llvm::concatenateVectors(b, parts);
+}
+
 // row[index & 31] for each lane of an i32 `index` whose lanes are a multiple
-// of 16: AVX-512's vpermi2ps per 16 lanes, the 32-entry table two zmm
-// registers (only the index's low five bits count).
+// of 16: AVX-512's vpermi2ps, the 32-entry table two zmm registers (only the
+// index's low five bits count).
 llvm::Value* Lookup32(llvm::IRBuilder<>& b, const float (&row)[32], llvm::Value* index) {
   llvm::ArrayRef<float> all(row);
   llvm::Constant* low = llvm::ConstantDataVector::get(b.getContext(), all.take_front(16));
   llvm::Constant* high = llvm::ConstantDataVector::get(b.getContext(), all.drop_front(16));
-  unsigned lanes = llvm::cast<llvm::FixedVectorType>(index->getType())->getNumElements();
-  std::vector<llvm::Value*> parts;
-  for (unsigned at = 0; at < lanes; at += 16) {
-    llvm::Value* part = lanes == 16 ? index : b.CreateShuffleVector(index, llvm::createSequentialMask(at, 16, 0));
-    parts.push_back(b.CreateIntrinsic(llvm::Intrinsic::x86_avx512_vpermi2var_ps_512, {}, {low, part, high}));
-  }
-  return parts.size() == 1 ? parts.front() : llvm::concatenateVectors(b, parts);
+  return Per16Lanes(b, {index}, [&](const std::vector<llvm::Value*>& v) {
+    return b.CreateIntrinsic(llvm::Intrinsic::x86_avx512_vpermi2var_ps_512, {}, {low, v[0], high});
+  });
 }
 
-// max(|a|, |b|) for f32 vectors whose lanes are a multiple of 16: AVX-512's
-// vrangeps per 16 lanes (a NaN lane gives NaN).
+// max(|x|, |y|) for f32 vectors whose lanes are a multiple of 16: AVX-512's
+// vrangeps (a NaN lane gives NaN).
 llvm::Value* MaxAbs(llvm::IRBuilder<>& b, llvm::Value* x, llvm::Value* y) {
-  unsigned lanes = llvm::cast<llvm::FixedVectorType>(x->getType())->getNumElements();
   auto* f16 = llvm::FixedVectorType::get(b.getFloatTy(), 16);
-  std::vector<llvm::Value*> parts;
-  for (unsigned at = 0; at < lanes; at += 16) {
-    auto part = [&](llvm::Value* v) {
-      return lanes == 16 ? v : b.CreateShuffleVector(v, llvm::createSequentialMask(at, 16, 0));
-    };
+  return Per16Lanes(b, {x, y}, [&](const std::vector<llvm::Value*>& v) {
     // imm 0b1011: the larger magnitude, sign cleared; all 16 lanes, current rounding.
-    parts.push_back(b.CreateIntrinsic(llvm::Intrinsic::x86_avx512_mask_range_ps_512, {},
-                                      {part(x), part(y), b.getInt32(0b1011), llvm::PoisonValue::get(f16),
-                                       b.getInt16(-1), b.getInt32(4)}));
-  }
-  return parts.size() == 1 ? parts.front() : llvm::concatenateVectors(b, parts);
+    return b.CreateIntrinsic(llvm::Intrinsic::x86_avx512_mask_range_ps_512, {},
+                             {v[0], v[1], b.getInt32(0b1011), llvm::PoisonValue::get(f16), b.getInt16(-1),
+                              b.getInt32(4)});
+  });
+}
+
+// |w| ≤ limit for f32 lanes, on the bits (an and and an integer compare, off
+// the multipliers): false for NaN, and for ±∞ unless `limit` is.
+llvm::Value* MagnitudeAtMost(llvm::IRBuilder<>& b, llvm::Value* w, float limit) {
+  unsigned lanes = llvm::cast<llvm::FixedVectorType>(w->getType())->getNumElements();
+  llvm::Type* ity = llvm::FixedVectorType::get(b.getInt32Ty(), lanes);
+  return b.CreateICmpULE(b.CreateAnd(b.CreateBitCast(w, ity), llvm::ConstantInt::get(ity, 0x7FFFFFFFu)),
+                         llvm::ConstantInt::get(ity, llvm::bit_cast<uint32_t>(limit)));
 }
 
 // min(v, limit) as a select on `v < limit`: NaN lanes of `v` give `limit`.
@@ -524,11 +538,9 @@ FastMath PowByTable(llvm::IRBuilder<>& b, llvm::Value* x, llvm::Value* y) {
   // ±∞ or NaN too; max(|k|, |z|) ≤ 125 (AVX-512's vrangeps), which fails
   // for x that is 0, negative, subnormal, ∞ or NaN (|k| ≥ 127) and for
   // normal x below 2^-125 or from 2^125 on (the next tier's).
-  auto at_most = [&](llvm::Value* w, float limit) {
-    return b.CreateICmpULE(b.CreateAnd(b.CreateBitCast(w, ity), i(0x7FFFFFFFu)), i(llvm::bit_cast<uint32_t>(limit)));
-  };
-  llvm::Value* k_or_z = b.CreateBitCast(MaxAbs(b, kf, z), ity);
-  return {value, b.CreateAnd(at_most(yl, kPowTableProductLimit), b.CreateICmpULE(k_or_z, i(0x42FA0000u)))};  // 125.0f
+  llvm::Value* k_or_z = b.CreateBitCast(MaxAbs(b, kf, z), ity);  // ≥ 0 or NaN
+  return {value, b.CreateAnd(MagnitudeAtMost(b, yl, kPowTableProductLimit),
+                             b.CreateICmpULE(k_or_z, i(llvm::bit_cast<uint32_t>(125.0f))))};
 }
 
 // pow's first tier elsewhere, all in f32 lanes (no division in
@@ -589,18 +601,18 @@ FastMath PowBySeries(llvm::IRBuilder<>& b, llvm::Value* x, llvm::Value* y) {
   // NaN, ∞·0 at x = 1); |n| <= 125, which fails where the conversion of a
   // huge or NaN n gave INT_MIN.
   llvm::Value* ok = NormalPositive(b, x);
-  static_assert(kPowF32ProductLimit == 8.0f);
-  ok = b.CreateAnd(ok, b.CreateICmpULE(b.CreateAnd(b.CreateBitCast(t, ity), i(0x7FFFFFFFu)),
-                                       i(0x41000000u)));  // 8.0f's bits
+  ok = b.CreateAnd(ok, MagnitudeAtMost(b, t, kPowF32ProductLimit));
   ok = b.CreateAnd(ok, b.CreateICmpULE(b.CreateAdd(ni, i(125)), i(250)));
   return {value, ok};
 }
 
+}  // namespace
+
 // pow's second tier: log2 x in f64 (the atanh series of the mantissa: every
 // f32, subnormals too, is a normal f64), y·log2 x in f64 and 2^z in f32;
 // lanes outside it take the library (`fallback`).
-llvm::Value* PowInF64(llvm::IRBuilder<>& b, llvm::Value* x, llvm::Value* y,
-                      const std::function<llvm::Value*()>& fallback) {
+llvm::Value* PowBeyondFast(llvm::IRBuilder<>& b, llvm::Value* x, llvm::Value* y,
+                           const std::function<llvm::Value*()>& fallback) {
   auto* fty = llvm::cast<llvm::FixedVectorType>(x->getType());
   unsigned lanes = fty->getNumElements();
   llvm::Type* dty = llvm::FixedVectorType::get(b.getDoubleTy(), lanes);
@@ -637,13 +649,6 @@ llvm::Value* PowInF64(llvm::IRBuilder<>& b, llvm::Value* x, llvm::Value* y,
   ok = b.CreateAnd(ok, b.CreateFCmpOLT(Unary(b, llvm::Intrinsic::fabs, y), inf));
   ok = b.CreateAnd(ok, b.CreateFCmpOLT(Unary(b, llvm::Intrinsic::fabs, z), d(kPowExponentLimit)));
   return FastOrLibrary(b, fast, ok, "pow", fallback);
-}
-
-}  // namespace
-
-llvm::Value* PowBeyondFast(llvm::IRBuilder<>& b, llvm::Value* x, llvm::Value* y,
-                           const std::function<llvm::Value*()>& fallback) {
-  return PowInF64(b, x, y, fallback);
 }
 
 FastMath PowFast(llvm::IRBuilder<>& b, llvm::Value* x, llvm::Value* y, bool avx512_tables) {
