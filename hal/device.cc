@@ -55,7 +55,7 @@ const char* Name(ImageAccess access) {
 }
 
 std::unique_ptr<Device> OpenDevice(const std::string& id, const DeviceOptions& options) {
-  if (id == "llvm" || id == cpu::LlvmDevice::kId) return std::make_unique<cpu::LlvmDevice>();
+  if (id == "llvm" || id == cpu::LlvmDevice::kId) return std::make_unique<cpu::LlvmDevice>(options.cpu);
   if (id == "opencl" || id.rfind("opencl:", 0) == 0) {
     std::vector<opencl::DeviceDesc> devices = opencl::ListDevices();
     if (devices.empty())
@@ -64,7 +64,7 @@ std::unique_ptr<Device> OpenDevice(const std::string& id, const DeviceOptions& o
           "installed and registered in /etc/OpenCL/vendors?)");
     std::vector<std::string> ids;
     for (const opencl::DeviceDesc& d : devices) {
-      if (id == "opencl" || d.id == id) return opencl::MakeOpenClDevice(d, {.build_options = "", .image_access = options.cl_images});
+      if (id == "opencl" || d.id == id) return opencl::MakeOpenClDevice(d, {.build_options = "", .image_access = options.cl_images, .cpu = options.cpu});
       ids.push_back(d.id);
     }
     // A mistyped OpenCL id: the OpenCL ids are the ones to choose from.

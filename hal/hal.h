@@ -51,6 +51,10 @@ class Device {
   virtual const std::string& id() const = 0;            // "opencl:0:0", "llvm:cpu"
   virtual std::string Describe() const = 0;             // name, vendor, … for `tilec devices`
   virtual const compiler::HardwareModel& hardware_model() const = 0;
+  // Why this host cannot run the device's code ("the host lacks avx512f"),
+  // empty when it can: a device compiling for another CPU (DeviceOptions::cpu)
+  // still plans, emits and writes objects, but Build is a UserError.
+  virtual std::string WhyCannotRun() const { return {}; }
 
   virtual std::unique_ptr<DeviceBuffer> Allocate(size_t bytes) = 0;
   // Storage for a tensor whose layout is an image (tile_lang/layout.h,
@@ -124,6 +128,12 @@ const char* Name(ImageAccess access);  // "auto", "sampler", "linear"
 // environment).
 struct DeviceOptions {
   ImageAccess cl_images = ImageAccess::kAuto;
+  // The CPU kernels are planned and compiled for (an LLVM CPU name:
+  // "znver3", "skylake-avx512", "x86-64-v3"; empty or "host": the host).
+  // The llvm device compiles for it (and runs its code only where the host
+  // has its features); an OpenCL CPU device plans for its vector width,
+  // registers and caches, while its driver compiles for the host.
+  std::string cpu;
 };
 
 // Opens a device by id: "opencl" (the first OpenCL device), "opencl:P:D".

@@ -349,12 +349,16 @@ const char* tilec_device_id(size_t index) {
 }
 
 tilec_status tilec_device_open(const char* id, tilec_device* device, tilec_error* error) {
+  return tilec_device_open_cpu(id, nullptr, device, error);
+}
+
+tilec_status tilec_device_open_cpu(const char* id, const char* cpu, tilec_device* device, tilec_error* error) {
   return Guard(error, [&] {
     RequireOut(device, "the device out pointer");
     *device = nullptr;
     if (!id) TILEC_USAGE_ERROR("the device id is NULL");
     auto o = std::make_shared<DeviceObject>();
-    o->device = OpenSharedDevice(id);
+    o->device = OpenSharedDevice(id, cpu ? cpu : "");
     o->description = o->device->Describe();
     *device = Handle<tilec_device>(Devices().Add(std::move(o)));
   });

@@ -85,6 +85,16 @@ Program Program::Compile(const SourceFilePtr& source,
 
 Program Program::Compile(const lang::Program& bound, std::shared_ptr<hal::Device> device,
                          compiler::CompileOptions options, bool keep_hw) {
+  return Compile(bound, std::move(device), std::move(options), keep_hw, /*build=*/true);
+}
+
+Program Program::CompileOnly(const lang::Program& bound, std::shared_ptr<hal::Device> device,
+                             compiler::CompileOptions options, bool keep_hw) {
+  return Compile(bound, std::move(device), std::move(options), keep_hw, /*build=*/false);
+}
+
+Program Program::Compile(const lang::Program& bound, std::shared_ptr<hal::Device> device,
+                         compiler::CompileOptions options, bool keep_hw, bool build) {
   TILEC_CHECK(device != nullptr, "no device");
   if (!keep_hw) options.hw = device->hardware_model();
   if (!options.tuned) {
@@ -101,7 +111,7 @@ Program Program::Compile(const lang::Program& bound, std::shared_ptr<hal::Device
   Program p;
   p.device_ = std::move(device);
   p.compiled_ = compiler::CompileProgram(bound, options);
-  p.executable_ = p.device_->Build(p.compiled_);
+  if (build) p.executable_ = p.device_->Build(p.compiled_);
   p.Prepare();
   return p;
 }
@@ -226,6 +236,11 @@ hal::DeviceBuffer& Program::Owned(BufferSet& set, size_t slot) {
 
 void Program::Launch(BufferSet& set, const std::vector<hal::DeviceBuffer*>& slots, bool reuse,
                      const ConstantMemory& memory, RunStats* stats) {
+  if (!executable_) {
+    std::string why = device_->WhyCannotRun();
+    TILEC_USER_ERROR("this program was compiled for {} without being built, so it cannot run{}{}",
+                     device_->id(), why.empty() ? "" : ": ", why);
+  }
   uint64_t generation = constants_generation_->load();
   if (!reuse) set.constants_generation = 0;  // a failed run leaves no stale claim
   for (size_t i = 0; i < kernel_slots_.size(); ++i) {

@@ -47,6 +47,11 @@ class Program {
                          bool keep_hw = false);
   static Program Compile(const lang::Program& bound, std::shared_ptr<hal::Device> device,
                          compiler::CompileOptions options = {}, bool keep_hw = false);
+  // Compiles without building the device code: its plans, sem and target
+  // code (TargetCode) are there, and running it is a UserError. For a device
+  // whose code this host cannot run (hal::Device::WhyCannotRun).
+  static Program CompileOnly(const lang::Program& bound, std::shared_ptr<hal::Device> device,
+                             compiler::CompileOptions options = {}, bool keep_hw = false);
 
   Program(Program&&) noexcept;
   Program& operator=(Program&&) noexcept;
@@ -156,7 +161,10 @@ class Program {
 
   std::shared_ptr<hal::Device> device_;
   compiler::CompiledProgram compiled_;
-  std::unique_ptr<hal::Executable> executable_;
+  static Program Compile(const lang::Program& bound, std::shared_ptr<hal::Device> device,
+                         compiler::CompileOptions options, bool keep_hw, bool build);
+
+  std::unique_ptr<hal::Executable> executable_;  // null: compiled only (CompileOnly)
   // Slots: inputs, outputs, then the other tensors the kernels touch.
   std::vector<std::string> slot_names_;
   std::vector<size_t> slot_bytes_;

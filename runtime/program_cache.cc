@@ -28,14 +28,16 @@ std::string CanonicalDeviceId(const std::string& id) {
 
 }  // namespace
 
-std::shared_ptr<hal::Device> OpenSharedDevice(const std::string& id) {
+std::shared_ptr<hal::Device> OpenSharedDevice(const std::string& id, const std::string& cpu) {
   static std::mutex mutex;
   static std::map<std::string, std::shared_ptr<hal::Device>> devices;
-  std::string key = CanonicalDeviceId(id);
+  std::string canonical = CanonicalDeviceId(id);
+  std::string named = cpu.empty() ? ProcessSettings().device.cpu : cpu;
+  std::string key = named.empty() || named == "host" ? canonical : canonical + " --cpu " + named;
   std::lock_guard<std::mutex> lock(mutex);
   auto it = devices.find(key);
   if (it != devices.end()) return it->second;
-  std::shared_ptr<hal::Device> device = OpenDevice(key);
+  std::shared_ptr<hal::Device> device = OpenDevice(canonical, named);
   device->SetKernelCache(ProcessKernelCache());
   devices.emplace(key, device);
   return device;

@@ -20,7 +20,9 @@ namespace tilec::runtime {
 // The process's device for `id` ("llvm", "llvm:cpu", "opencl", "opencl:P:D"),
 // opened on first use, with the process's disk cache of kernels
 // (ProcessKernelCache). Errors as hal::OpenDevice.
-std::shared_ptr<hal::Device> OpenSharedDevice(const std::string& id);
+// A non-empty `cpu` (hal::DeviceOptions::cpu) replaces TILEC_CPU's; each
+// (id, CPU) pair is a device of its own.
+std::shared_ptr<hal::Device> OpenSharedDevice(const std::string& id, const std::string& cpu = "");
 
 // Everything a compiled program depends on besides the device.
 struct CompileRequest {

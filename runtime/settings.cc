@@ -55,6 +55,7 @@ RuntimeSettings SettingsFromEnvironment(const std::function<const char*(const ch
     }
     if (!known) TILEC_USER_ERROR("TILEC_CL_IMAGES='{}' is not one of auto, sampler, linear", images);
   }
+  s.device.cpu = get("TILEC_CPU");
   return s;
 }
 
@@ -63,8 +64,10 @@ const RuntimeSettings& ProcessSettings() {
   return settings;
 }
 
-std::unique_ptr<hal::Device> OpenDevice(const std::string& id) {
-  return hal::OpenDevice(id, ProcessSettings().device);
+std::unique_ptr<hal::Device> OpenDevice(const std::string& id, const std::string& cpu) {
+  hal::DeviceOptions options = ProcessSettings().device;
+  if (!cpu.empty()) options.cpu = cpu;
+  return hal::OpenDevice(id, options);
 }
 
 const TuningCache& ProcessTuningCache() {

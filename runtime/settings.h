@@ -12,6 +12,8 @@
 //                            budget (runtime/tuner.h; default 0: never)
 //   TILEC_CL_IMAGES=auto|sampler|linear  how OpenCL kernels access image
 //                            tensors (hal::ImageAccess; default auto)
+//   TILEC_CPU=NAME           the CPU kernels are planned and compiled for
+//                            (hal::DeviceOptions::cpu; default the host)
 #pragma once
 
 #include <functional>
@@ -44,8 +46,9 @@ RuntimeSettings SettingsFromEnvironment(const std::function<const char*(const ch
 // This process's settings, read from the environment on first use.
 const RuntimeSettings& ProcessSettings();
 
-// hal::OpenDevice with this process's device options.
-std::unique_ptr<hal::Device> OpenDevice(const std::string& id);
+// hal::OpenDevice with this process's device options; a non-empty `cpu`
+// replaces TILEC_CPU's.
+std::unique_ptr<hal::Device> OpenDevice(const std::string& id, const std::string& cpu = "");
 
 // The disk cache every device opened through OpenSharedDevice uses.
 std::shared_ptr<const hal::KernelCache> ProcessKernelCache();

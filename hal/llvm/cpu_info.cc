@@ -2,14 +2,22 @@
 #include "hal/llvm/cpu_info.h"
 
 #include <fmt/format.h>
+#include <fmt/ranges.h>
 #include <llvm/ADT/StringMap.h>
+#include <llvm/MC/MCSubtargetInfo.h>
+#include <llvm/MC/TargetRegistry.h>
+#include <llvm/Support/TargetSelect.h>
 #include <llvm/TargetParser/Host.h>
 #include <unistd.h>
 
 #include <algorithm>
 #include <cstdlib>
 #include <fstream>
+#include <memory>
+#include <mutex>
 #include <thread>
+
+#include "support/error.h"
 
 namespace tilec::hal::cpu {
 namespace {
@@ -53,15 +61,116 @@ long CacheBytes(int name) {
   return v > 0 ? v : 0;
 }
 
+// Caches of the CPUs LLVM names, in bytes: per core L1d and L2, and the L3
+// a core shares with its complex (Zen) or socket (Intel, capped at 64 MB).
+struct KnownCaches {
+  const char* llvm_name;
+  long l1, l2, l3;
+};
+constexpr long kKiB = 1024, kMiB = 1024 * 1024;
+constexpr KnownCaches kKnownCaches[] = {
+    {"znver1", 32 * kKiB, 512 * kKiB, 8 * kMiB},
+    {"znver2", 32 * kKiB, 512 * kKiB, 16 * kMiB},
+    {"znver3", 32 * kKiB, 512 * kKiB, 32 * kMiB},
+    {"znver4", 32 * kKiB, 1 * kMiB, 32 * kMiB},
+    {"znver5", 48 * kKiB, 1 * kMiB, 32 * kMiB},
+    {"haswell", 32 * kKiB, 256 * kKiB, 8 * kMiB},
+    {"broadwell", 32 * kKiB, 256 * kKiB, 8 * kMiB},
+    {"skylake", 32 * kKiB, 256 * kKiB, 8 * kMiB},
+    {"alderlake", 48 * kKiB, 1280 * kKiB, 24 * kMiB},
+    {"skylake-avx512", 32 * kKiB, 1 * kMiB, 32 * kMiB},
+    {"cascadelake", 32 * kKiB, 1 * kMiB, 32 * kMiB},
+    {"icelake-server", 48 * kKiB, 1280 * kKiB, 48 * kMiB},
+    {"sapphirerapids", 48 * kKiB, 2 * kMiB, 64 * kMiB},
+    {"emeraldrapids", 48 * kKiB, 2 * kMiB, 64 * kMiB},
+};
+
+// Whether LLVM may use the x86 feature `f` in code of arithmetic and memory
+// access, what kernels are: the SIMD and bit-manipulation extensions. System
+// instructions (movdiri, rdpru, wbnoinvd, pku, …), which a virtual machine
+// often hides from the host's features, never appear in a kernel.
+bool UsedByKernels(const std::string& f) {
+  for (const char* prefix : {"sse", "ssse3", "avx", "fma", "f16c", "bmi", "lzcnt", "popcnt", "movbe", "amx",
+                             "evex512", "gfni", "vaes", "vpclmulqdq", "aes", "pclmul", "sha", "adx", "xop",
+                             "tbm", "cx16", "sahf", "cmov", "egpr", "apx"})
+    if (f.rfind(prefix, 0) == 0) return true;
+  return false;
+}
+
+void InitializeNativeTargetOnce() {
+  static std::once_flag once;
+  std::call_once(once, [] {
+    llvm::InitializeNativeTarget();
+    llvm::InitializeNativeTargetAsmPrinter();
+    llvm::InitializeNativeTargetAsmParser();
+  });
+}
+
 }  // namespace
+
+CpuInfo NamedCpu(const std::string& name) {
+  if (name.empty() || name == "host") return HostCpu();
+  InitializeNativeTargetOnce();
+  const CpuInfo& host = HostCpu();
+  std::string error;
+  const llvm::Target* target = llvm::TargetRegistry::lookupTarget(host.triple, error);
+  if (!target) throw DeviceError(fmt::format("LLVM has no target for {}: {}", host.triple, error));
+  // A generic subtarget first: asking for an unknown CPU would make LLVM
+  // print a warning of its own.
+  std::unique_ptr<llvm::MCSubtargetInfo> generic(target->createMCSubtargetInfo(host.triple, "", ""));
+  TILEC_CHECK(generic != nullptr, "LLVM cannot describe the CPUs of {}", host.triple);
+  std::vector<std::string> known;
+  for (const llvm::SubtargetSubTypeKV& kv : generic->getAllProcessorDescriptions()) known.emplace_back(kv.Key);
+  if (std::find(known.begin(), known.end(), name) == known.end()) {
+    TILEC_USER_ERROR("unknown CPU '{}' for {} (LLVM knows: {}; or 'host')", name, host.triple,
+                     fmt::join(known, ", "));
+  }
+  std::unique_ptr<llvm::MCSubtargetInfo> sti(target->createMCSubtargetInfo(host.triple, name, ""));
+  TILEC_CHECK(sti != nullptr, "LLVM cannot describe CPU '{}'", name);
+  std::vector<std::string> valid;
+  for (const llvm::SubtargetFeatureKV& kv : sti->getAllProcessorFeatures()) valid.emplace_back(kv.Key);
+  auto has = [&](const std::string& f) {
+    return std::find(valid.begin(), valid.end(), f) != valid.end() && sti->checkFeatures("+" + f);
+  };
+  CpuInfo c;
+  c.llvm_name = name;
+  c.triple = host.triple;
+  c.named = true;
+  c.threads = host.threads;
+  c.avx512f = has("avx512f");
+  c.avx2 = has("avx2");
+  c.fma = has("fma");
+  c.l1_bytes = 32 * kKiB;
+  c.l2_bytes = 1 * kMiB;
+  c.l3_bytes = 32 * kMiB;
+  for (const KnownCaches& k : kKnownCaches) {
+    if (name == k.llvm_name) {
+      c.l1_bytes = k.l1;
+      c.l2_bytes = k.l2;
+      c.l3_bytes = k.l3;
+    }
+  }
+  for (const llvm::StringMapEntry<bool>& f : llvm::sys::getHostCPUFeatures()) {
+    if (!f.getValue() && UsedByKernels(f.getKey().str()) && has(f.getKey().str()))
+      c.missing_on_host.push_back(f.getKey().str());
+  }
+  std::sort(c.missing_on_host.begin(), c.missing_on_host.end());
+  return c;
+}
 
 const CpuInfo& HostCpu() {
   static const CpuInfo info = [] {
     CpuInfo c;
     c.llvm_name = llvm::sys::getHostCPUName().str();
     c.model = ModelName();
+    c.triple = llvm::sys::getProcessTriple();
     c.threads = static_cast<int>(std::max(1u, std::thread::hardware_concurrency()));
     llvm::StringMap<bool> features = llvm::sys::getHostCPUFeatures();
+    std::vector<std::string> enabled;
+    for (const llvm::StringMapEntry<bool>& f : features)
+      enabled.push_back(fmt::format("{}{}", f.getValue() ? '+' : '-', f.getKey().str()));
+    std::sort(enabled.begin(), enabled.end());
+    c.features = fmt::format("{}", fmt::join(enabled, ","));
     auto has = [&](const char* f) { return features.lookup(f); };
     c.avx512f = has("avx512f");
     c.avx2 = has("avx2");

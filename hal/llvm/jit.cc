@@ -100,11 +100,14 @@ struct Jit::Impl {
   }
 };
 
-Jit::Jit() : impl_(std::make_unique<Impl>()) {
+Jit::Jit(const CpuInfo& cpu) : impl_(std::make_unique<Impl>()) {
   InitializeTargetsOnce();
-  // The host's triple, CPU name and features (e.g. +avx512f).
+  // The host's triple, CPU name and features (e.g. +avx512f); a named CPU's
+  // name alone, whose features LLVM knows.
   llvm::orc::JITTargetMachineBuilder builder =
-      Take(llvm::orc::JITTargetMachineBuilder::detectHost(), "detecting the host");
+      cpu.named ? llvm::orc::JITTargetMachineBuilder(llvm::Triple(cpu.triple))
+                : Take(llvm::orc::JITTargetMachineBuilder::detectHost(), "detecting the host");
+  if (cpu.named) builder.setCPU(cpu.llvm_name);
   builder.setCodeGenOptLevel(llvm::CodeGenOptLevel::Aggressive);
   impl_->cpu = builder.getCPU();
   impl_->features = builder.getFeatures().getString();
@@ -129,7 +132,7 @@ Jit::Jit() : impl_(std::make_unique<Impl>()) {
   impl_->vector_library =
       llvm::sys::DynamicLibrary::getPermanentLibrary(VectorLibraryName(), &error);
   if (impl_->vector_library.isValid()) {
-    impl_->vector_isa = VectorIsaOf(HostCpu());
+    impl_->vector_isa = VectorIsaOf(cpu);
     impl_->mappings = VectorMappings(impl_->vector_isa);
     for (const VectorMapping& m : impl_->mappings)
       impl_->vector_functions.emplace_back(m.scalar, m.vector,

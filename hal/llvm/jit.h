@@ -13,6 +13,7 @@
 #include <string>
 #include <vector>
 
+#include "hal/llvm/cpu_info.h"
 #include "hal/llvm/vector_math.h"
 
 namespace llvm {
@@ -27,15 +28,17 @@ namespace tilec::hal::cpu {
 
 class Jit {
  public:
-  // DeviceError if LLVM has no target for the host.
-  Jit();
+  // A JIT compiling for `cpu`: the host (its detected features), or a CPU
+  // named by the user (NamedCpu; LLVM derives its features from the name).
+  // DeviceError if LLVM has no target for it.
+  explicit Jit(const CpuInfo& cpu);
   ~Jit();
   Jit(const Jit&) = delete;
   Jit& operator=(const Jit&) = delete;
 
   const std::string& target_triple() const;
   const std::string& data_layout() const;
-  const std::string& cpu_name() const;  // LLVM's name of the host CPU ("znver4")
+  const std::string& cpu_name() const;  // LLVM's name of the CPU compiled for ("znver4")
   // The libmvec variants kernels may call: the host's, None without libmvec.
   VectorIsa vector_isa() const;
 
@@ -60,7 +63,8 @@ class Jit {
   // object does not load or lacks a symbol.
   std::vector<void*> Load(const std::string& object, const std::vector<std::string>& symbols);
 
-  // The host CPU's features as LLVM sees them ("+avx2,+fma,…"), for cache keys.
+  // The CPU's features as LLVM sees them ("+avx2,+fma,…"; a named CPU's
+  // are implied by its name: ""), for cache keys.
   const std::string& cpu_features() const;
 
  private:

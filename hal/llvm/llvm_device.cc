@@ -3,6 +3,7 @@
 #include "hal/llvm/llvm_device.h"
 
 #include <fmt/format.h>
+#include <fmt/ranges.h>
 #include <llvm/Config/llvm-config.h>
 #include <llvm/IR/LLVMContext.h>
 #include <llvm/IR/Module.h>
@@ -200,8 +201,11 @@ class CpuExecutable final : public Executable {
 }  // namespace
 
 struct LlvmDevice::Impl {
+  explicit Impl(const std::string& cpu_name) : cpu(NamedCpu(cpu_name)), jit(cpu) {}
+
+  CpuInfo cpu;  // the CPU code is compiled for: the host, or a named one
   Jit jit;
-  compiler::HardwareModel hw = CpuHardwareModel(HostCpu());
+  compiler::HardwareModel hw = CpuHardwareModel(cpu);
   std::string id = kId;
   ThreadPool pool{HostCpu().threads};
   std::atomic<uint64_t> parallel_launches{0};
@@ -225,16 +229,37 @@ struct LlvmDevice::Impl {
   }
 };
 
-LlvmDevice::LlvmDevice() : impl_(std::make_unique<Impl>()) {}
+LlvmDevice::LlvmDevice(const std::string& cpu) : impl_(std::make_unique<Impl>(cpu)) {}
 LlvmDevice::~LlvmDevice() = default;
 
 const std::string& LlvmDevice::id() const { return impl_->id; }
 
 std::string LlvmDevice::Describe() const {
-  const CpuInfo& cpu = HostCpu();
-  return fmt::format("{} ({}; {} threads; LLVM {} ORC JIT, {})",
-                     cpu.model.empty() ? "host CPU" : cpu.model, impl_->jit.cpu_name(), threads(),
-                     LLVM_VERSION_STRING, impl_->jit.target_triple());
+  const CpuInfo& cpu = impl_->cpu;
+  std::string runs = cpu.missing_on_host.empty()
+                         ? ""
+                         : fmt::format("; compile only: the host lacks {}", fmt::join(cpu.missing_on_host, ", "));
+  return fmt::format("{} ({}; {} threads; LLVM {} ORC JIT, {}{})",
+                     cpu.named ? "named CPU" : cpu.model.empty() ? "host CPU" : cpu.model,
+                     impl_->jit.cpu_name(), threads(), LLVM_VERSION_STRING, impl_->jit.target_triple(), runs);
+}
+
+const CpuInfo& LlvmDevice::cpu() const { return impl_->cpu; }
+
+std::string LlvmDevice::WhyCannotRun() const {
+  const CpuInfo& cpu = impl_->cpu;
+  if (cpu.missing_on_host.empty()) return {};
+  return fmt::format("the host lacks {}", fmt::join(cpu.missing_on_host, ", "));
+}
+
+void LlvmDevice::CheckRunnable() const {
+  std::string why = WhyCannotRun();
+  if (why.empty()) return;
+  const std::string& name = impl_->cpu.llvm_name;
+  TILEC_USER_ERROR(
+      "code for CPU '{}' cannot run here: {} (write it for such a CPU with `tilec compile --cpu {} -o "
+      "NAME`, or compile for this host: --cpu host)",
+      name, why, name);
 }
 
 const compiler::HardwareModel& LlvmDevice::hardware_model() const { return impl_->hw; }
@@ -312,6 +337,7 @@ std::string LlvmDevice::EmitObject(const compiler::CompiledProgram& program) {
 }
 
 std::unique_ptr<Executable> LlvmDevice::Build(const compiler::CompiledProgram& program) {
+  CheckRunnable();
   EmitOptions options = impl_->Options();
   for (const compiler::CompiledKernel& k : program.kernels)
     options.local_sizes[k.code.function.name] = k.code.local;

@@ -15,6 +15,7 @@
 #include <string>
 
 #include "hal/hal.h"
+#include "hal/llvm/cpu_info.h"
 
 namespace tilec::hal::cpu {
 
@@ -22,13 +23,17 @@ class LlvmDevice final : public hal::Device {
  public:
   static constexpr const char* kId = "llvm:cpu";
 
-  // DeviceError if LLVM cannot target the host.
-  LlvmDevice();
+  // A device compiling for `cpu` (NamedCpu: an LLVM CPU name, "" or "host"
+  // for the host). UserError for an unknown name, DeviceError if LLVM cannot
+  // target it. Code for a CPU whose features the host lacks is compiled
+  // (EmitCode, EmitObject) but never run: Build is a UserError then.
+  explicit LlvmDevice(const std::string& cpu = "");
   ~LlvmDevice() override;
 
   const std::string& id() const override;
   std::string Describe() const override;
   const compiler::HardwareModel& hardware_model() const override;
+  std::string WhyCannotRun() const override;
 
   std::unique_ptr<DeviceBuffer> Allocate(size_t bytes) override;
   void Write(DeviceBuffer& buffer, const void* data, size_t bytes) override;
@@ -57,6 +62,7 @@ class LlvmDevice final : public hal::Device {
   // ahead-of-time output; nothing is cached.
   std::string EmitObject(const compiler::CompiledProgram& program);
 
+  const CpuInfo& cpu() const;          // the CPU code is compiled for
   int threads() const;                 // of the launch pool, the caller included
   // Launches that used more than the calling thread. A kernel with at most
   // 64Ki iteration points and 256 KiB of buffers runs on the caller alone.
@@ -64,6 +70,9 @@ class LlvmDevice final : public hal::Device {
   size_t cached_module_count() const;  // distinct modules compiled so far
 
  private:
+  // UserError if the host cannot run code for cpu() (WhyCannotRun).
+  void CheckRunnable() const;
+
   struct Impl;
   std::unique_ptr<Impl> impl_;
 };

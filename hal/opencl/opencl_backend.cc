@@ -5,6 +5,7 @@
 #include <algorithm>
 #include <mutex>
 
+#include "hal/llvm/cpu_info.h"
 #include "hal/opencl/emit_opencl.h"
 #include "hal/opencl/opencl_device.h"
 #include "hal/opencl/opencl_images.h"
@@ -90,8 +91,24 @@ class ClDevice final : public hal::Device {
       : device_(std::move(device)),
         id_(device_.desc().id),
         build_options_(options.build_options.empty() ? "" : " " + options.build_options),
-        image_access_(ResolveImageAccess(options.image_access, device_.desc())) {
+        image_access_(ResolveImageAccess(options.image_access, device_.desc())),
+        hw_(device_.hardware_model()) {
     const DeviceDesc& desc = device_.desc();
+    if (!options.cpu.empty() && options.cpu != "host") {
+      if (!desc.is_cpu())
+        TILEC_USER_ERROR("--cpu {} names a CPU, but OpenCL device {} ({}) is not one", options.cpu, id_,
+                         desc.name);
+      compiler::HardwareModel named = cpu::CpuHardwareModel(cpu::NamedCpu(options.cpu));
+      hw_.name = fmt::format("{}, planned for {}", hw_.name, options.cpu);
+      planned_for_ = options.cpu;
+      hw_.vec_size = named.vec_size;
+      hw_.vector_registers = named.vector_registers;
+      hw_.half_vector_rate = named.half_vector_rate;
+      hw_.has_fma = named.has_fma;
+      hw_.l1_bytes = named.l1_bytes;
+      hw_.l2_bytes = named.l2_bytes;
+      hw_.l3_bytes = named.l3_bytes;
+    }
     emit_.fp16 = desc.HasExtension("cl_khr_fp16");
     emit_.fp64 = desc.HasExtension("cl_khr_fp64");
     emit_.fast_math = false;
@@ -100,10 +117,10 @@ class ClDevice final : public hal::Device {
   const std::string& id() const override { return id_; }
   std::string Describe() const override {
     const DeviceDesc& d = device_.desc();
-    return fmt::format("{} ({}, {}; {}; images: {})", d.name, d.vendor, d.version, d.platform_name,
-                       Name(image_access_));
+    return fmt::format("{} ({}, {}; {}; images: {}{})", d.name, d.vendor, d.version, d.platform_name,
+                       Name(image_access_), planned_for_.empty() ? "" : "; planned for CPU " + planned_for_);
   }
-  const compiler::HardwareModel& hardware_model() const override { return device_.hardware_model(); }
+  const compiler::HardwareModel& hardware_model() const override { return hw_; }
 
   std::unique_ptr<DeviceBuffer> Allocate(size_t bytes) override {
     // A zero-byte buffer is not an OpenCL object: keep one byte so kernels
@@ -156,6 +173,8 @@ class ClDevice final : public hal::Device {
   std::string id_;
   std::string build_options_;  // with a leading space, or empty
   ImageAccess image_access_;   // kSampler or kLinear
+  compiler::HardwareModel hw_;  // the device's, or planned for a named CPU
+  std::string planned_for_;     // that CPU's name, or empty
   EmitOptions emit_;
   std::once_flag images_once_;
   ImageSupport images_;

@@ -17,6 +17,10 @@ struct ClDeviceOptions {
   // How kernels access image tensors (hal.h); kAuto resolves by the
   // device's type when the device is made.
   ImageAccess image_access = ImageAccess::kAuto;
+  // A CPU to plan for (hal::DeviceOptions::cpu): on a CPU device, the
+  // hardware model's vectors, registers and caches become that CPU's; the
+  // driver still compiles for its own. UserError for a GPU or accelerator.
+  std::string cpu;
 };
 std::unique_ptr<hal::Device> MakeOpenClDevice(const DeviceDesc& desc, const ClDeviceOptions& options = {});
 

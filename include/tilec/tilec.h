@@ -108,6 +108,14 @@ TILEC_API const char* tilec_device_id(size_t index);
 /* Opens a device by id: "llvm" / "llvm:cpu" (the host CPU), "opencl" (the first
  * OpenCL device) or "opencl:P:D". */
 TILEC_API tilec_status tilec_device_open(const char* id, tilec_device* device, tilec_error* error);
+/* As tilec_device_open, for the CPU `cpu` names (an LLVM CPU name such as
+ * "znver3", "skylake-avx512" or "x86-64-v3"; NULL, "" or "host": the host,
+ * or TILEC_CPU where set). "llvm" compiles for that CPU and runs its code
+ * only where the host has its features (TILEC_ERROR_USER otherwise, when a
+ * program is compiled); an OpenCL CPU device plans its kernels for it.
+ * TILEC_ERROR_USER for a name LLVM does not know (the message lists them). */
+TILEC_API tilec_status tilec_device_open_cpu(const char* id, const char* cpu, tilec_device* device,
+                                             tilec_error* error);
 /* The device's id and a one-line description (NULL for a bad handle). */
 TILEC_API const char* tilec_device_name(tilec_device device);
 TILEC_API const char* tilec_device_description(tilec_device device);

@@ -221,10 +221,12 @@ class Program {
 
 class Device {
  public:
-  explicit Device(std::string_view id = "llvm") {
-    std::string s(id);
+  // `cpu`: the CPU to compile and plan for (tilec_device_open_cpu; empty:
+  // the host, or TILEC_CPU).
+  explicit Device(std::string_view id = "llvm", std::string_view cpu = {}) {
+    std::string s(id), c(cpu);
     tilec_error error = nullptr;
-    detail::Check(tilec_device_open(s.c_str(), &handle_, &error), error);
+    detail::Check(tilec_device_open_cpu(s.c_str(), c.c_str(), &handle_, &error), error);
   }
   // The OpenCL device of the caller's cl_context and cl_command_queue (cast
   // to void*); see tilec_device_open_cl.

@@ -6,6 +6,8 @@
 // divides (1, 7, 333, 1031), every aggregation, floats and integers.
 #include <gtest/gtest.h>
 
+#include <iostream>
+
 #include "compiler/sem/printer.h"
 #include "tests/unit/pipeline_cases.h"
 
@@ -17,21 +19,27 @@ using testing::F32;
 using testing::F64;
 using testing::Of;
 
+// The plans asserted here are those of an AVX-512 CPU (testing::kAvx512Cpu:
+// 16 f32 lanes, 32 vector registers) unless a test says otherwise
+// (cpu_ = testing::kAvx2Cpu: 8 lanes, 16 registers); the device plans for
+// that CPU whatever the host is, and runs the kernels where the host can.
 class CpuForms : public ::testing::TestWithParam<std::string> {
  protected:
+  std::shared_ptr<hal::Device> Device() const { return testing::PinnedDevice(GetParam(), cpu_); }
   // Compiles `c` in the CPU form for the device, compares with the evaluator
   // and returns the plans of all kernels.
   std::string Check(const Case& c, const std::string& what) {
-    auto device = testing::DeviceFor(GetParam());
+    auto device = Device();
     if (!device) return "";
     compiler::CompileOptions o;
     o.use_local = false;
-    auto program = testing::CheckCase(device, c, o, fmt::format("{} on {}", what, GetParam()));
+    auto program = testing::CheckCase(device, c, o, fmt::format("{} on {} for {}", what, GetParam(), cpu_));
     return testing::VectorPlans(*program);
   }
   void SetUp() override {
     if (!testing::DeviceFor(GetParam())) GTEST_SKIP() << "no " << GetParam() << " device";
   }
+  std::string cpu_ = testing::kAvx512Cpu;
 };
 
 const char* kAllAggregations = R"(function (X[N, M]) -> (S, P, MX, MN) {
@@ -62,6 +70,10 @@ TEST_P(CpuForms, RowReductionsEveryAggregationAndType) {
   // 1031 = 16 * 64 + 7: the loop of 4 accumulators, 0 whole vectors left, a tail.
   std::string plans = Check({kAllAggregations, {{"X", F32({2, 1031})}}}, "accumulators");
   EXPECT_NE(plans.find("4 accumulators x 16 lanes"), std::string::npos) << plans;
+  // With AVX2: 1031 = 8 * 128 + 7, the same 4 accumulators of 8 lanes.
+  cpu_ = testing::kAvx2Cpu;
+  plans = Check({kAllAggregations, {{"X", F32({2, 1031})}}}, "accumulators");
+  EXPECT_NE(plans.find("4 accumulators x 8 lanes"), std::string::npos) << plans;
 }
 
 TEST_P(CpuForms, GemvFullSumPoolingSoftmax) {
@@ -118,7 +130,7 @@ TEST_P(CpuForms, BorderRowsOfSmallImagesAreConstants) {
   // back), knows its border rows
   // when the kernel is generated: the window offsets along the rows are
   // unrolled and no row guard (ok_) is left.
-  auto device = testing::DeviceFor(GetParam());
+  auto device = Device();
   struct Shape {
     int64_t hw, c;
     const char* plan;  // on llvm
@@ -146,7 +158,7 @@ TEST_P(CpuForms, BorderRowsOfSmallImagesAreConstants) {
 // since a call clobbers every vector register. Sizes with masked tails
 // (1031, 7), against the evaluator on both devices.
 TEST_P(CpuForms, InlineMathEpiloguesInterleaveTheirVectors) {
-  auto device = testing::DeviceFor(GetParam());
+  auto device = Device();
   compiler::CompileOptions o;
   o.use_local = false;
   const char* softplus = "function (X[N]) -> (Y) { Y = log(1.0 + exp(X)); }";
@@ -247,7 +259,7 @@ TEST_P(CpuForms, SplitReductions) {
   P[] = *(X[i, j]);
 })";
   for (DataType t : {DataType::F32, DataType::I32, DataType::F64}) {
-    auto device = testing::DeviceFor(GetParam());
+    auto device = Device();
     compiler::CompileOptions o;
     o.use_local = false;
     Case c{all, {{"X", Of(t, {333, 1031})}}};
@@ -426,7 +438,7 @@ TEST_P(CpuForms, PoolingWindowsInTheVectorForm) {
 // (2053) and a small one stream nothing. Against the evaluator on both
 // devices.
 TEST_P(CpuForms, LargeTransposesStream) {
-  auto device = testing::DeviceFor(GetParam());
+  auto device = Device();
   compiler::CompileOptions o;
   o.use_local = false;
   const char* transpose = "function (I[N, M]) -> (O) { O[j, i : M, N] = =(I[i, j]); }";
@@ -477,7 +489,7 @@ TEST_P(CpuForms, TransposesIntoRowsThatAliasTakeColumnsOfTiles) {
     EXPECT_NE(plans.find("Transpose form"), std::string::npos) << name << "\n" << plans;
     EXPECT_EQ(plans.find("output rows that alias in the cache") != std::string::npos, t.alias)
         << name << "\n" << plans;
-    const compiler::HardwareModel& hw = testing::DeviceFor(GetParam())->hardware_model();
+    const compiler::HardwareModel& hw = Device()->hardware_model();
     if (hw.vec_size != 16 || hw.compute_units > 8) continue;  // the grid's size sets the blocks
     const char* blocks = t.alias ? "(one per j tile, 32 i tiles, -)" : "(one per 8 j tiles, 8 i tiles, -)";
     EXPECT_NE(plans.find(blocks), std::string::npos) << name << "\n" << plans;
@@ -504,7 +516,7 @@ TEST_P(CpuForms, RelayoutsBetweenLayouts) {
               L{"nChw4c", "nhwc", "Vector form"}}) {
     for (int64_t c : {32, 20}) {
       std::string name = fmt::format("R = D, {} to {}, C = {}", l.from, l.to, c);
-      auto device = testing::DeviceFor(GetParam());
+      auto device = Device();
       compiler::CompileOptions o;
       o.use_local = false;
       auto program = testing::CheckCase(device, {copy, {{"D", F32({2, c, 5, 7})}}, {{"D", l.from}, {"R", l.to}}}, o,
@@ -514,6 +526,32 @@ TEST_P(CpuForms, RelayoutsBetweenLayouts) {
       EXPECT_NE(testing::VectorPlans(*program).find(l.form), std::string::npos)
           << name << "\n" << testing::VectorPlans(*program);
     }
+  }
+}
+
+// The plans this host (or TILEC_CPU) chooses, printed into the test log
+// (build/Testing/Temporary/LastTest.log, or the test binary's output) with
+// the CPU they are for, and run against the evaluator: the tests above pin
+// the CPU they describe, this one shows what the machine at hand does.
+TEST_P(CpuForms, HostPlansArePrintedAndRun) {
+  auto device = testing::DeviceFor(GetParam());
+  compiler::CompileOptions o;
+  o.use_local = false;
+  std::vector<Case> cases = {
+      {testing::kConvRelu, {{"D", F32({1, 14, 15, 32})}, {"K", F32({3, 3, 32, 32})}}},
+      {"function (A[M, K], B[K, N]) -> (C) { C[i, j : M, N] = +(A[i, k] * B[k, j]); }",
+       {{"A", F32({97, 33})}, {"B", F32({33, 70})}}},
+      {kAllAggregations, {{"X", F32({3, 1031})}}},
+      {"function (I[N, M]) -> (O) { O[j, i : M, N] = =(I[i, j]); }", {{"I", F32({333, 1031})}}},
+  };
+  std::cout << "host plans on " << GetParam() << " for " << device->hardware_model().name << " ("
+            << device->hardware_model().vec_size << " f32 lanes, " << device->hardware_model().vector_registers
+            << " vector registers):\n";
+  for (size_t i = 0; i < cases.size(); ++i) {
+    auto program = testing::CheckCase(device, cases[i], o, fmt::format("host case {}", i));
+    std::string plans = testing::VectorPlans(*program);
+    EXPECT_FALSE(plans.empty()) << "case " << i << ": no kernel took a CPU form";
+    std::cout << "case " << i << ":\n" << plans << "\n";
   }
 }
 

@@ -58,7 +58,7 @@ TEST(DeviceErrors, AllocationBeyondTheDeviceIsDeviceErrorOnOpenCl) {
 TEST(DeviceErrors, OpenClBuildFailureNamesTheKernelAndCarriesTheLog) {
   if (!HaveOpenCl()) GTEST_SKIP() << "no OpenCL device";
   std::shared_ptr<hal::Device> device =
-      hal::opencl::MakeOpenClDevice(hal::opencl::ListDevices().front(), {.build_options = "-Dkernel_0=", .image_access = hal::ImageAccess::kAuto});
+      hal::opencl::MakeOpenClDevice(hal::opencl::ListDevices().front(), {.build_options = "-Dkernel_0=", .image_access = hal::ImageAccess::kAuto, .cpu = ""});
   try {
     runtime::Program::Compile(MakeSource("scale.tile", kScale),
                               {{"A", {lang::DataType::F32, {37}}}}, device);

@@ -164,7 +164,7 @@ std::vector<std::shared_ptr<hal::Device>> Devices() {
   std::vector<std::shared_ptr<hal::Device>> devices = {hal::OpenDevice("llvm")};
   if (OpenCl()) {
     for (hal::ImageAccess a : {hal::ImageAccess::kSampler, hal::ImageAccess::kLinear})
-      devices.push_back(hal::OpenDevice("opencl", {.cl_images = a}));
+      devices.push_back(hal::OpenDevice("opencl", {.cl_images = a, .cpu = ""}));
   }
   return devices;
 }
@@ -234,7 +234,7 @@ TEST(ImageLayout, FormsAreCopiedOnlyWhenTheOtherIsRead) {
   // buffer (one copy), a kernel-style write of the linear buffer, a read of
   // the image (one copy), and reads that copy nothing.
   for (hal::ImageAccess a : {hal::ImageAccess::kSampler, hal::ImageAccess::kLinear}) {
-    std::shared_ptr<hal::Device> device = hal::OpenDevice("opencl", {.cl_images = a});
+    std::shared_ptr<hal::Device> device = hal::OpenDevice("opencl", {.cl_images = a, .cpu = ""});
     std::unique_ptr<hal::DeviceBuffer> b = device->AllocateImage(3, 2, lang::DataType::F32);
     auto& image = static_cast<hal::opencl::ClImage&>(*b);
     std::vector<float> in(24), out(24);

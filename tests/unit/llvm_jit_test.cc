@@ -46,7 +46,7 @@ std::unique_ptr<llvm::Module> CallModule(llvm::LLVMContext& ctx, const std::stri
 }
 
 Jit& TheJit() {
-  static Jit jit;
+  static Jit jit(HostCpu());
   return jit;
 }
 

@@ -19,10 +19,7 @@ using testing::kConvRelu;
 using testing::F32;
 using testing::F64;
 
-std::shared_ptr<hal::Device> Device() {
-  static std::shared_ptr<hal::Device> device = hal::OpenDevice("llvm");
-  return device;
-}
+std::shared_ptr<hal::Device> Device() { return testing::DeviceFor("llvm"); }
 
 struct Form {
   bool local = false;     // stage inputs in local memory (barriers)
@@ -30,21 +27,36 @@ struct Form {
   bool vectorize = true;  // without local staging: the vector form where it fits
 };
 
-// Compiles `c` in `form` (and `options`) with the device's model, runs it on
-// random inputs and compares every output with the reference evaluator.
-std::unique_ptr<runtime::Program> Check(const Case& c, Form form, compiler::CompileOptions options,
-                                        const std::string& what, double tolerance = 1e-4) {
-  options.hw = Device()->hardware_model();
+// The device the tests that check plans use: it plans and compiles for an
+// AVX-512 CPU (testing::kAvx512Cpu) whatever the host is.
+std::shared_ptr<hal::Device> Avx512() { return testing::PinnedDevice("llvm", testing::kAvx512Cpu); }
+
+// Compiles `c` in `form` (and `options`) with `device`'s model, runs it on
+// random inputs and compares every output with the reference evaluator
+// (where the host runs the device's code; testing::RunsHere).
+std::unique_ptr<runtime::Program> CheckOn(const std::shared_ptr<hal::Device>& device, const Case& c, Form form,
+                                          compiler::CompileOptions options, const std::string& what,
+                                          double tolerance = 1e-4) {
+  options.hw = device->hardware_model();
   options.hw.threads = form.threads;
   options.use_local = form.local;
   options.vectorize = form.vectorize;
+  if (!testing::RunsHere(*device))
+    return std::make_unique<runtime::Program>(
+        runtime::Program::CompileOnly(testing::BindCase(c), device, options, true));
   auto program = std::make_unique<runtime::Program>(
-      runtime::Program::Compile(testing::BindCase(c), Device(), options, true));
+      runtime::Program::Compile(testing::BindCase(c), device, options, true));
   testing::CompareWithEvaluator(*program,
                                 fmt::format("{} (local={}, threads={}, vectorize={})", what,
                                             form.local, form.threads, form.vectorize),
                                 tolerance);
   return program;
+}
+
+// CheckOn the device of the process's settings (the host, or TILEC_CPU).
+std::unique_ptr<runtime::Program> Check(const Case& c, Form form, compiler::CompileOptions options,
+                                        const std::string& what, double tolerance = 1e-4) {
+  return CheckOn(Device(), c, form, std::move(options), what, tolerance);
 }
 
 // The vector form, the flat CPU form, local staging with one work item and
@@ -143,6 +155,7 @@ TEST(LlvmPipeline, VectorForm) {
   }
 }
 
+// Plans of an AVX-512 CPU (testing::kAvx512Cpu).
 TEST(LlvmPipeline, PanelsBlockedLayoutsAndStreamingStores) {
   // B wider than a work item's columns is copied in panels; nChw16c in and
   // out splits c and co; a big elementwise kernel stores around the caches.
@@ -151,8 +164,8 @@ TEST(LlvmPipeline, PanelsBlockedLayoutsAndStreamingStores) {
   O[n, co, x, y : N, CO, H, W] = +(D[n, c, x + i - 1, y + j - 1] * K[i, j, c, co]);
   R = relu(O);
 })";
-  int64_t big = (Device()->hardware_model().l2_bytes * 8 *
-                 std::max<int64_t>(Device()->hardware_model().compute_units, 1)) / 4 + 64;
+  int64_t big = (Avx512()->hardware_model().l2_bytes * 8 *
+                 std::max<int64_t>(Avx512()->hardware_model().compute_units, 1)) / 4 + 64;
   std::vector<std::pair<Case, std::string>> cases = {
       {{mm, {{"A", F32({521, 9})}, {"B", F32({9, 192})}}}, "along j%64"},  // 521 rows: kPanelMinUses
       {{mm, {{"A", F32({521, 9})}, {"B", F32({9, 192})}}}, "along i1%64"},  // the copy itself
@@ -162,7 +175,7 @@ TEST(LlvmPipeline, PanelsBlockedLayoutsAndStreamingStores) {
   // Streaming also needs the four buffers above half the last-level cache;
   // where it is far larger (no sysfs cache entries: glibc reports the whole
   // package's L3, 508 MB on a Zen 5 VM) the case would not fit a unit test.
-  const compiler::HardwareModel& hw = Device()->hardware_model();
+  const compiler::HardwareModel& hw = Avx512()->hardware_model();
   if (hw.l3_bytes == 0 || 4 * big * 4 > hw.l3_bytes / 2) {
     cases.push_back({{"function (A[N], B[N], C[N]) -> (R) { R = relu(A * B + C); }",
                       {{"A", F32({big})}, {"B", F32({big})}, {"C", F32({big})}}},
@@ -171,7 +184,7 @@ TEST(LlvmPipeline, PanelsBlockedLayoutsAndStreamingStores) {
     std::printf("skipping the streaming case: L3 of %lld bytes\n", static_cast<long long>(hw.l3_bytes));
   }
   for (const auto& [c, expect] : cases) {
-    auto program = Check(c, {false, 1}, {}, expect);
+    auto program = CheckOn(Avx512(), c, {false, 1}, {}, expect);
     std::string plans;
     for (const auto& k : program->compiled().kernels) plans += k.code.vector_plan;
     EXPECT_NE(plans.find(expect), std::string::npos) << plans;
@@ -207,9 +220,10 @@ TEST(LlvmPipeline, StreamingStoresForResultsAboveTwiceTheL2Caches) {
 }
 
 TEST(LlvmPipeline, VectorFormMaskedTails) {
-  // llvm.masked.load/store for the tails, lane masks for constraints on v.
+  // llvm.masked.load/store for the tails, lane masks for constraints on v;
+  // the plans of an AVX-512 CPU.
   for (const auto& [c, expect] : testing::MaskedTailCases()) {
-    auto program = Check(c, {false, 1}, {}, expect);
+    auto program = CheckOn(Avx512(), c, {false, 1}, {}, expect);
     std::string plans = testing::VectorPlans(*program);
     EXPECT_NE(plans.find(expect), std::string::npos) << plans;
   }
@@ -218,8 +232,8 @@ TEST(LlvmPipeline, VectorFormMaskedTails) {
 TEST(LlvmPipeline, VectorFormReductionChunks) {
   compiler::CompileOptions o;
   o.layouts.relayout = false;  // the form of these layouts, not of relayouts into others
-  for (const auto& [c, expect] : testing::ChunkCases()) {
-    auto program = Check(c, {false, 1}, o, expect);
+  for (const auto& [c, expect] : testing::ChunkCases()) {  // the plans of an AVX-512 CPU
+    auto program = CheckOn(Avx512(), c, {false, 1}, o, expect);
     std::string plans = testing::VectorPlans(*program);
     EXPECT_NE(plans.find(expect), std::string::npos) << plans;
   }

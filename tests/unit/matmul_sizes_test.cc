@@ -19,6 +19,8 @@ using testing::Case;
 using testing::F32;
 using testing::F64;
 
+// The plans asserted are an AVX-512 CPU's (testing::kAvx512Cpu) unless a
+// test sets cpu_; the device plans for that CPU on any host.
 class MatmulSizes : public ::testing::TestWithParam<std::string> {
  protected:
   // Compiles `c` in the CPU form for the device, compares with the
@@ -26,11 +28,11 @@ class MatmulSizes : public ::testing::TestWithParam<std::string> {
   // kernels' kinds.
   std::string Check(const Case& c, const std::string& what,
                     std::vector<compiler::KernelKind>* kinds = nullptr) {
-    auto device = testing::DeviceFor(GetParam());
+    auto device = testing::PinnedDevice(GetParam(), cpu_);
     if (!device) return "";
     compiler::CompileOptions o;
     o.use_local = false;
-    auto program = testing::CheckCase(device, c, o, fmt::format("{} on {}", what, GetParam()));
+    auto program = testing::CheckCase(device, c, o, fmt::format("{} on {} for {}", what, GetParam(), cpu_));
     if (kinds)
       for (const auto& k : program->compiled().kernels) kinds->push_back(k.spec.kind);
     return testing::VectorPlans(*program);
@@ -38,6 +40,7 @@ class MatmulSizes : public ::testing::TestWithParam<std::string> {
   void SetUp() override {
     if (!testing::DeviceFor(GetParam())) GTEST_SKIP() << "no " << GetParam() << " device";
   }
+  std::string cpu_ = testing::kAvx512Cpu;
 };
 
 bool HasFill(const std::vector<compiler::KernelKind>& kinds) {

@@ -42,23 +42,26 @@ const char* kLayerNorm = R"(function (X[N, D], Gamma[D], Beta[D]) -> (Y) {
   Y = Xc / sqrt(Var + 1.0e-5) * Gamma + Beta;
 })";
 
+// The plans asserted are an AVX-512 CPU's (testing::kAvx512Cpu) unless a
+// test sets cpu_; the device plans for that CPU on any host.
 class RowGroups : public ::testing::TestWithParam<std::string> {
  protected:
   // Compiles `c` in the CPU forms for the device (row groups up to
   // `max_row_bytes`), compares with the evaluator and returns every
   // kernel's plan.
   std::string Check(const Case& c, const std::string& what, int64_t max_row_bytes = -1) {
-    auto device = testing::DeviceFor(GetParam());
+    auto device = testing::PinnedDevice(GetParam(), cpu_);
     if (!device) return "";
     compiler::CompileOptions o;
     o.use_local = false;
     o.lower.row_group_max_bytes = max_row_bytes;
-    auto program = testing::CheckCase(device, c, o, fmt::format("{} on {}", what, GetParam()));
+    auto program = testing::CheckCase(device, c, o, fmt::format("{} on {} for {}", what, GetParam(), cpu_));
     return testing::VectorPlans(*program);
   }
   void SetUp() override {
     if (!testing::DeviceFor(GetParam())) GTEST_SKIP() << "no " << GetParam() << " device";
   }
+  std::string cpu_ = testing::kAvx512Cpu;
 };
 
 TEST_P(RowGroups, NormFamilyAtOddLengths) {
@@ -83,6 +86,17 @@ TEST_P(RowGroups, NormFamilyAtOddLengths) {
     if (d > 1) {
       EXPECT_NE(plans.find("x 8 lanes"), std::string::npos) << plans;
     }
+  }
+  // With AVX2, f64 rows in vectors of 4 lanes, and the f32 row groups the same.
+  cpu_ = testing::kAvx2Cpu;
+  for (int64_t d : {7, 1031}) {
+    std::string plans = Check({kLayerNorm, {{"X", F64({2, d})}, {"Gamma", F64({d})}, {"Beta", F32({d})}}},
+                              fmt::format("layer norm f64 {}", d));
+    EXPECT_NE(plans.find("x 4 lanes"), std::string::npos) << plans;
+    plans = Check({kSoftmax, {{"X", F32({5, d})}}}, fmt::format("softmax {}", d));
+    EXPECT_NE(plans.find(fmt::format("Row group form: 5 rows of {} values, 2 reduction passes and a store pass", d)),
+              std::string::npos)
+        << plans;
   }
 }
 

@@ -92,7 +92,7 @@ void RunCompile(const CompileOptions& o, const GlobalOptions& global, bool expla
   // The code comes from a device of its language, whichever model shaped the kernels.
   std::shared_ptr<hal::Device> code_device = device;
   if (code && llvm_code != (dynamic_cast<hal::cpu::LlvmDevice*>(device.get()) != nullptr))
-    code_device = runtime::OpenDevice(llvm_code ? "llvm" : "opencl");
+    code_device = runtime::OpenDevice(llvm_code ? "llvm" : "opencl", TargetCpu());
   compiler::CompileOptions options;
   options.hw = hw;
   if (o.local >= 0) options.use_local = o.local != 0;

@@ -80,7 +80,17 @@ CLI::Option* AddTargetOption(CLI::App* app, std::string& target, std::string_vie
   CLI::Option* o = app->add_option("--target", target, help)->capture_default_str()->type_name("NAME");
   // The old spelling of compile and explain, hidden, for one release.
   app->add_option("--device", target, "Old name of --target")->group("")->type_name("NAME");
+  app->add_option("--cpu", TargetCpu(),
+                  "The CPU kernels are planned and compiled for: an LLVM CPU name or x86-64 level ('znver3', "
+                  "'skylake-avx512', 'x86-64-v3', …; default: TILEC_CPU, else the host). The llvm device runs "
+                  "the code only where the host has that CPU's features; an OpenCL CPU device plans for it")
+      ->type_name("NAME");
   return o;
+}
+
+std::string& TargetCpu() {
+  static std::string cpu;
+  return cpu;
 }
 
 void AddKernelOptions(CLI::App* app, KernelOptions& o) {

@@ -66,9 +66,14 @@ Command AddTuneCommand(CLI::App& parent, const GlobalOptions& global);
 inline constexpr std::string_view kDefaultTarget = "llvm";
 
 // Adds `--target NAME` (default kDefaultTarget; `what` says what the device is
-// used for) and its hidden alias `--device`, kept for one release.
+// used for) and its hidden alias `--device`, kept for one release, and
+// `--cpu NAME`, the CPU kernels are planned and compiled for (TargetCpu()).
 // `with_ref`: the reference evaluator 'ref' is a valid target too.
 CLI::Option* AddTargetOption(CLI::App* app, std::string& target, std::string_view what, bool with_ref);
+
+// The value of `--cpu` (one subcommand runs per process): an LLVM CPU name,
+// or empty for TILEC_CPU or the host.
+std::string& TargetCpu();
 
 // Options that steer the kernels' compilation, shared by run, bench, compile and explain.
 struct KernelOptions {

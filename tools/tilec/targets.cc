@@ -4,13 +4,14 @@
 #include "runtime/program_cache.h"
 #include "runtime/settings.h"
 #include "support/error.h"
+#include "tools/tilec/common.h"
 
 namespace tilec::tools {
 
 std::shared_ptr<hal::Device> OpenTargetDevice(const std::string& target, bool with_ref, bool shared) {
   try {
-    if (!shared) return runtime::OpenDevice(target);
-    return runtime::OpenSharedDevice(target);
+    if (!shared) return runtime::OpenDevice(target, TargetCpu());
+    return runtime::OpenSharedDevice(target, TargetCpu());
   } catch (const UserError& e) {
     TILEC_USER_ERROR("--target {}: {}{}", target, e.message(),
                      with_ref ? "; 'ref' is the reference evaluator" : "");
