@@ -222,6 +222,14 @@ class Lexer {
       while (IsDigit(Peek()) || Peek() == '.') Advance();
       Fail(begin, fmt::format("malformed number '{}'", text_.substr(start, pos_ - start)));
     }
+    if (is_float && (Peek() == 'f' || Peek() == 'F' || Peek() == 'l' || Peek() == 'L') && !IsNameChar(Peek(1))) {
+      // C's float suffixes (`0.5f`); after an integer a name is juxtaposition
+      // (`2i` is 2 * i), so only floats are checked.
+      Advance();
+      Fail(begin, fmt::format("number literals take no suffix: write '{}' instead of '{}' (a literal takes "
+                              "its type from the expression; as_float(X, 32) converts)",
+                              text_.substr(start, pos_ - 1 - start), text_.substr(start, pos_ - start)));
+    }
     Token t = Make(is_float ? TokenKind::Float : TokenKind::Int, start, begin);
     if (is_float) {
       auto [ptr, ec] = std::from_chars(t.raw.data(), t.raw.data() + t.raw.size(), t.float_value);

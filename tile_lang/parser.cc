@@ -120,12 +120,12 @@ class Parser {
       if (Accept(TokenKind::Semicolon)) continue;  // Tile allows empty statements
       if (max_errors_ == 1) {
         f.body.push_back(ParseStatement());
-        Expect(TokenKind::Semicolon, "';' after the statement");
+        ExpectStatementEnd(f.body.back());
         continue;
       }
       try {
         Statement s = ParseStatement();
-        Expect(TokenKind::Semicolon, "';' after the statement");
+        ExpectStatementEnd(s);
         f.body.push_back(std::move(s));
       } catch (const UserError& e) {
         errors_.push_back(e);
@@ -197,6 +197,26 @@ class Parser {
   static std::string Closing(TokenKind close, const Token& open) {
     return fmt::format("{} to close {} at {}:{}", Describe(close), Describe(open.kind),
                        open.span.begin.line, open.span.begin.col);
+  }
+  // The ';' after a statement. A contraction followed by an operator
+  // (`Y[i : N] = +(X[i, j]) + 1`) gets a hint: it is a statement of its own.
+  void ExpectStatementEnd(const Statement& s) {
+    if (At(TokenKind::Semicolon)) {
+      Take();
+      return;
+    }
+    bool op = false;
+    for (TokenKind k : {TokenKind::Plus, TokenKind::Minus, TokenKind::Star, TokenKind::Slash, TokenKind::Percent,
+                        TokenKind::Amp, TokenKind::Pipe, TokenKind::Lt, TokenKind::Gt, TokenKind::Le, TokenKind::Ge,
+                        TokenKind::Question})
+      op |= At(k);
+    if (s.kind == Statement::Kind::Contraction && op) {
+      Fail(Cur(), fmt::format("expected ';' after the statement, found '{}': a contraction is a statement of "
+                              "its own; compute it into a tensor (T[...] = +(...);) and use T in the next "
+                              "statement's expression",
+                              Cur().raw));
+    }
+    Unexpected("';' after the statement");
   }
   const Token& Expect(TokenKind kind, const std::string& expected) {
     if (!At(kind)) Unexpected(expected);

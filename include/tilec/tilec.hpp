@@ -20,6 +20,10 @@
 #include <utility>
 #include <vector>
 
+#if !defined(__cplusplus) || __cplusplus < 202002L
+#error "tilec.hpp needs C++20 (std::span): compile with -std=c++20; CMake's Tilec::tilec target asks for it (cxx_std_20)"
+#endif
+
 #include "tilec/tilec.h"
 
 namespace tilec {
@@ -79,11 +83,18 @@ inline std::vector<std::string> DeviceIds() {
   return ids;
 }
 
-// An input's shape (and layout) for compiling. The spans must outlive Compile.
+// An input's shape (and layout) for compiling: the dims are copied, so they
+// may be written inline ({"A", TILEC_F32, {3, 4}}) or come from any
+// container; the name and layout views must outlive Compile.
 struct TensorSpec {
+  TensorSpec(std::string_view n, tilec_dtype t, std::span<const int64_t> d, std::string_view l = {})
+      : name(n), dtype(t), dims(d.begin(), d.end()), layout(l) {}
+  TensorSpec(std::string_view n, tilec_dtype t, std::initializer_list<int64_t> d, std::string_view l = {})
+      : name(n), dtype(t), dims(d), layout(l) {}
+
   std::string_view name;
   tilec_dtype dtype;
-  std::span<const int64_t> dims;
+  std::vector<int64_t> dims;
   std::string_view layout = {};  // empty: row-major
 };
 

@@ -285,10 +285,16 @@ class AotTest(unittest.TestCase):
                            capture_output=True, text=True)
         self.assertEqual(r.returncode, 1)
         self.assertIn("'conv-relu' is not a C identifier", r.stderr)
+        # A missing folder is made; one that cannot be (under a file) is a user error.
         r = subprocess.run([TILEC, "compile", conv, *self.shapes(), "-o", str(self.dir / "missing" / "conv")],
                            capture_output=True, text=True)
+        self.assertEqual(r.returncode, 0, r.stderr)
+        self.assertTrue((self.dir / "missing" / "conv.o").exists())
+        (self.dir / "a_file").write_text("")
+        r = subprocess.run([TILEC, "compile", conv, *self.shapes(), "-o", str(self.dir / "a_file" / "conv")],
+                           capture_output=True, text=True)
         self.assertEqual(r.returncode, 1)
-        self.assertIn("cannot write", r.stderr)
+        self.assertIn("cannot create the folder", r.stderr)
         r = subprocess.run([TILEC, "compile", conv, *self.shapes(), "--hw", "seed", "-o", str(self.dir / "conv")],
                            capture_output=True, text=True)
         self.assertEqual(r.returncode, 1)

@@ -20,6 +20,9 @@ run(${CMAKE_COMMAND} --build ${build} -j 2)
 run(${build}/add_c)
 run(${build}/add_c_static)
 run(${build}/conv_cpp)
+# The command line, installed beside the library.
+run(${prefix}/bin/tilec run ${SOURCE_DIR}/examples/conv_relu.tile --random-inputs
+    -s D=f32[1,7,9,8] -s K=f32[3,3,8,8] --check)
 
 # The Python module, from the prefix.
 file(GLOB_RECURSE py_modules ${prefix}/_tilec.cpython*.so)

@@ -29,8 +29,22 @@ with tempfile.TemporaryDirectory() as cache:
     assert first == second, (first, second)  # same output from the cached code
     listing = run("cache", "list", env=env).splitlines()
     assert len(listing) == 1 and listing[0].split()[0].endswith(".bin"), listing
-    assert "removed 1 entries" in run("cache", "clear", env=env)
+    assert "removed 1 compiled kernels" in run("cache", "clear", env=env)
     assert "entries: 0" in run("cache", "info", env=env)
+    # The tuning cache: info shows it, clear leaves it unless asked.
+    tuning = os.path.join(cache, "tuning.jsonl")
+    with open(tuning, "w") as f:
+        f.write('{"a": 1}\n{"b": 2}\n')
+    info = run("cache", "info", env=env)
+    assert f"file: {tuning}" in info and "records: 2" in info, info
+    assert "tuning records" not in run("cache", "clear", env=env)
+    assert os.path.exists(tuning)
+    out = run("cache", "clear", "--tuning", env=env)
+    assert "removed 2 tuning records" in out and "compiled kernels" not in out, out
+    assert not os.path.exists(tuning) and "records: 0" in run("cache", "info", env=env)
+    # No subcommand: what to say.
+    bare = subprocess.run([tilec, "cache"], env=env, capture_output=True, text=True, timeout=60)
+    assert bare.returncode == 1 and "info (both caches), list" in bare.stderr, bare.stderr
     off = dict(env, TILEC_CACHE="0")
     run(*conv_args, env=off)
     assert "entries: 0" in run("cache", "info", env=env)

@@ -34,6 +34,17 @@ TEST(CppApi, CompilesQueriesAndRuns) {
   EXPECT_NE(q.get(), nullptr);
 }
 
+// Dims written inline (the spec keeps a copy), a layout beside them.
+TEST(CppApi, DimsWrittenInline) {
+  tilec::Device device("llvm");
+  tilec::Program p = device.Compile("function (A[M, N], B[N]) -> (C) { C = A + B; }",
+                                    {{"A", TILEC_F32, {2, 3}, "order(1,0)"}, {"B", TILEC_F32, {3}}});
+  ASSERT_EQ(p.Inputs().size(), 2u);
+  EXPECT_EQ(p.Inputs()[0].dims, (std::vector<int64_t>{2, 3}));
+  EXPECT_EQ(p.Inputs()[0].strides, (std::vector<int64_t>{1, 2}));
+  EXPECT_EQ(p.Inputs()[1].dims, std::vector<int64_t>{3});
+}
+
 TEST(CppApi, ErrorsAreExceptionsWithKindAndLocation) {
   tilec::Device device;
   std::array<int64_t, 1> n = {4};

@@ -239,6 +239,12 @@ std::vector<std::string> WriteAot(const compiler::CompiledProgram& compiled, hal
   compiler::CompiledProgram prefixed = compiled;
   for (compiler::CompiledKernel& k : prefixed.kernels) k.code.function.name = fn + "_" + k.code.function.name;
 
+  // The folder of `-o out/conv` is made where it does not exist yet.
+  if (!dir.empty()) {
+    std::error_code ec;
+    std::filesystem::create_directories(dir, ec);
+    if (ec) TILEC_USER_ERROR("-o {}: cannot create the folder '{}': {}", out, dir, ec.message());
+  }
   std::vector<std::string> written;
   auto write = [&](const std::string& path, std::string_view text) {
     WriteFile(path, text);

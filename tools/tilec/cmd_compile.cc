@@ -30,6 +30,7 @@ struct CompileOptions {
   std::string emit = "sem";
   std::string target;                // set by AddTargetOption: kDefaultTarget
   bool target_given = false;         // --target (or --device) on the command line
+  bool emit_given = false;           // --emit on the command line
   std::string hw = "device";         // or "seed"
   KernelOptions kernel;
   int local = -1;                    // -1: the device's choice
@@ -78,6 +79,10 @@ void RunCompile(const CompileOptions& o, const GlobalOptions& global, bool expla
   bool code = o.emit == "cl" || llvm_code;  // target code rather than a pipeline stage
   if (!o.output.empty() && (explain || o.hw != "device"))
     TILEC_USER_ERROR("-o: ahead-of-time code is compiled for the target's own hardware model (no --hw seed)");
+  if (!o.output.empty() && o.emit_given)
+    TILEC_USER_ERROR("-o writes ahead-of-time code and --emit {} prints a stage: give one of them (the written "
+                     "code is --emit llvm-opt's, or --emit cl's with --target opencl)",
+                     o.emit);
   std::vector<compiler::StageTime> timings;
   lang::Program program = BindFile(o, global, &timings);
   // --emit cl names its language: without --target it shows OpenCL kernels
@@ -202,6 +207,7 @@ std::function<void()> WithTargetGiven(CLI::App* app, std::shared_ptr<CompileOpti
                                       std::function<void()> run) {
   return [app, opts, run] {
     opts->target_given = app->get_option("--target")->count() + app->get_option("--device")->count() > 0;
+    if (auto* emit = app->get_option_no_throw("--emit")) opts->emit_given = emit->count() > 0;
     run();
   };
 }
