@@ -398,11 +398,31 @@ std::optional<ArgKey> KeyOf(PyObject* obj, const Arg& arg) {
   return k;
 }
 
+// "f takes keyword arguments named like its inputs: f(A=..., B=...)".
+std::string fmt_positional(size_t count, const std::string& names, const std::string& call) {
+  return "a Tile function takes keyword arguments named like its inputs (" + names + "), not " +
+         std::to_string(count) + " positional argument" + (count == 1 ? "" : "s") + ": call f(" + call + ")";
+}
+
 class Function {
  public:
+  // Parses `source` now: a syntax error is raised where the source is given.
   Function(std::string source, std::string device, std::string name, std::vector<std::string> constants)
-      : source_(std::move(source)), name_(std::move(name)), device_(device) {
+      : source_(std::move(source)), name_(std::move(name)), device_(device),
+        inputs_(tilec::SourceInputs(source_, name_)) {
     options_.constant_inputs = std::move(constants);
+  }
+
+  const std::vector<std::string>& inputs() const { return inputs_; }
+
+  // Positional arguments: say how to call instead.
+  [[noreturn]] void RejectPositional(size_t count) const {
+    std::string names, call;
+    for (const std::string& n : inputs_) {
+      names += (names.empty() ? "" : ", ") + n;
+      call += (call.empty() ? "" : ", ") + n + "=...";
+    }
+    throw py::type_error(fmt_positional(count, names, call));
   }
 
   // After a constant input's contents changed in place: every compiled
@@ -412,7 +432,8 @@ class Function {
   }
   const std::vector<std::string>& constants() const { return options_.constant_inputs; }
 
-  py::object Call(py::kwargs kwargs) {
+  py::object Call(py::args args, py::kwargs kwargs) {
+    if (!args.empty()) RejectPositional(args.size());
     if (PyObject* r = CallFast(kwargs.ptr())) {
       ++fast_calls_;
       return py::reinterpret_steal<py::object>(r);
@@ -634,6 +655,7 @@ class Function {
   };
   std::string source_, name_;
   tilec::Device device_;
+  std::vector<std::string> inputs_;  // the program's input names, in order
   tilec::CompileOptions options_;  // the constant inputs
   std::map<std::string, std::unique_ptr<Compiled>> programs_;
   Compiled* last_ = nullptr;
@@ -655,6 +677,14 @@ struct FunctionObject {
 
 PyObject* FunctionVectorcall(PyObject* self, PyObject* const* args, size_t nargsf, PyObject* kwnames) {
   auto* o = reinterpret_cast<FunctionObject*>(self);
+  if (size_t n = PyVectorcall_NARGS(nargsf); n > 0) {
+    try {
+      o->function->RejectPositional(n);
+    } catch (py::builtin_exception& e) {
+      e.set_error();
+      return nullptr;
+    }
+  }
   if (PyVectorcall_NARGS(nargsf) == 0) {
     try {
       if (PyObject* r = o->function->CallFast(args, kwnames)) {
@@ -688,8 +718,15 @@ PyObject* FunctionGetattr(PyObject* self, PyObject* name) {
   return PyObject_GetAttr(reinterpret_cast<FunctionObject*>(self)->impl, name);
 }
 
+// dir(f): the attributes of the implementation object (inputs, constants,
+// compiled_count, …), which getattr reaches.
+PyObject* FunctionDir(PyObject* self, PyObject*) {
+  return PyObject_Dir(reinterpret_cast<FunctionObject*>(self)->impl);
+}
+
 PyTypeObject* FunctionType() {
   static PyTypeObject* type = [] {
+    static PyMethodDef methods[] = {{"__dir__", FunctionDir, METH_NOARGS, nullptr}, {nullptr, nullptr, 0, nullptr}};
     static PyMemberDef members[] = {
         {"__vectorcalloffset__", T_PYSSIZET, offsetof(FunctionObject, vectorcall), READONLY, nullptr},
         {nullptr, 0, 0, 0, nullptr}};
@@ -698,6 +735,7 @@ PyTypeObject* FunctionType() {
         {Py_tp_call, reinterpret_cast<void*>(PyVectorcall_Call)},
         {Py_tp_getattro, reinterpret_cast<void*>(FunctionGetattr)},
         {Py_tp_members, members},
+        {Py_tp_methods, methods},
         {Py_tp_doc, const_cast<char*>("A Tile program as a callable on keyword arguments named like its inputs.")},
         {0, nullptr}};
     static PyType_Spec spec = {"tilec._tilec.Function", sizeof(FunctionObject), 0,
@@ -728,7 +766,18 @@ PYBIND11_MODULE(_tilec, m) {
     try {
       if (p) std::rethrow_exception(p);
     } catch (const tilec::Error& e) {
-      PyErr_SetString(error.ptr(), e.what());
+      // The exception with the C++ error's fields: kind ("user", "usage",
+      // "internal", "device"), message (without the location), file, line
+      // and column (0 outside Tile source).
+      static const char* kKinds[] = {"ok", "user", "usage", "internal", "device"};
+      int kind = static_cast<int>(e.kind());
+      py::object exc = py::reinterpret_borrow<py::object>(error.ptr())(e.what());
+      exc.attr("kind") = kind >= 0 && kind < 5 ? kKinds[kind] : "unknown";
+      exc.attr("message") = e.message();
+      exc.attr("file") = e.file();
+      exc.attr("line") = e.line();
+      exc.attr("column") = e.column();
+      PyErr_SetObject(error.ptr(), exc.ptr());
     }
   });
   m.def("version", [] { return std::string(tilec_version_string()); });
@@ -748,6 +797,7 @@ PYBIND11_MODULE(_tilec, m) {
       .def_property_readonly("fast_calls", &Function::fast_calls,
                              "How many calls took the fast path (the last out= call's signature again)")
       .def_property_readonly("constants", &Function::constants, "The constant inputs' names")
+      .def_property_readonly("inputs", &Function::inputs, "The program's input names, in order")
       .def("invalidate_constants", &Function::InvalidateConstants,
            "After a constant input's contents changed in place: the next runs read the constants anew");
   m.def(

@@ -13,6 +13,7 @@
 #include "runtime/settings.h"
 #include "support/error.h"
 #include "tile_lang/layout.h"
+#include "tile_lang/parser.h"
 
 namespace tilec::runtime {
 namespace {
@@ -407,6 +408,20 @@ tilec_status tilec_device_cl_handles(tilec_device device, void** cl_context, voi
 }
 
 // ---- Programs
+
+tilec_status tilec_source_inputs(const char* source, const char* source_name, const char** inputs,
+                                 tilec_error* error) {
+  return Guard(error, [&] {
+    RequireOut(inputs, "the inputs out pointer");
+    *inputs = nullptr;
+    if (!source) TILEC_USAGE_ERROR("the source is NULL");
+    lang::ast::Function f = lang::Parse(MakeSource(source_name ? source_name : "<source>", source));
+    thread_local std::string names;
+    names.clear();
+    for (const auto& in : f.inputs) names += (names.empty() ? "" : ",") + in.name;
+    *inputs = names.c_str();
+  });
+}
 
 tilec_status tilec_program_compile(tilec_device device, const char* source, const char* source_name,
                                    const tilec_tensor_spec* inputs, size_t num_inputs,

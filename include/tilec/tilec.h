@@ -171,6 +171,14 @@ typedef struct tilec_compile_options {
   size_t num_constant_inputs;
 } tilec_compile_options;
 
+/* Parses Tile `source` without shapes (`source_name` as for
+ * tilec_program_compile) and sets `*inputs` to its input names, separated by
+ * commas ("D,K"), valid until this thread's next call. TILEC_ERROR_USER with
+ * the location for a syntax error: a front end can report it where the
+ * source is given, before any shape is known. */
+TILEC_API tilec_status tilec_source_inputs(const char* source, const char* source_name, const char** inputs,
+                                           tilec_error* error);
+
 /* Compiles Tile `source` (`source_name` is shown in error messages; may be
  * NULL) for `device` with one spec per program input. `options` may be NULL. */
 TILEC_API tilec_status tilec_program_compile(tilec_device device, const char* source,

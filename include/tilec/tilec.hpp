@@ -83,6 +83,23 @@ inline std::vector<std::string> DeviceIds() {
   return ids;
 }
 
+// The input names of Tile `source`, parsed without shapes; tilec::Error (a
+// user error with its location) for a syntax error.
+inline std::vector<std::string> SourceInputs(std::string_view source, std::string_view name = "<source>") {
+  std::string text(source), file(name);
+  const char* inputs = nullptr;
+  tilec_error error = nullptr;
+  detail::Check(tilec_source_inputs(text.c_str(), file.c_str(), &inputs, &error), error);
+  std::vector<std::string> names;
+  std::string_view all(inputs ? inputs : "");
+  while (!all.empty()) {
+    size_t comma = all.find(',');
+    names.emplace_back(all.substr(0, comma));
+    all = comma == std::string_view::npos ? std::string_view() : all.substr(comma + 1);
+  }
+  return names;
+}
+
 // An input's shape (and layout) for compiling: the dims are copied, so they
 // may be written inline ({"A", TILEC_F32, {3, 4}}) or come from any
 // container; the name and layout views must outlive Compile.

@@ -304,4 +304,23 @@ TEST(CApi, ConvReluMatchesTheEvaluatorOnEveryDevice) {
   }
 }
 
+// Input names without shapes, and a syntax error with its location.
+TEST(CApiSource, InputsParseWithoutShapes) {
+  const char* inputs = nullptr;
+  tilec_error err = nullptr;
+  ASSERT_EQ(tilec_source_inputs("function (D[N], K[M]) -> (R) { R = D + 1; }", "x.tile", &inputs, &err), TILEC_OK);
+  EXPECT_STREQ(inputs, "D,K");
+  ASSERT_EQ(tilec_source_inputs("function (A) -> (B) {\n  B = A +;\n}", "x.tile", &inputs, &err), TILEC_ERROR_USER);
+  const char* file = nullptr;
+  int line = 0, column = 0;
+  tilec_error_location(err, &file, &line, &column);
+  EXPECT_STREQ(file, "x.tile");
+  EXPECT_EQ(line, 2);
+  EXPECT_EQ(column, 10);
+  tilec_error_release(err);
+  err = nullptr;
+  EXPECT_EQ(tilec_source_inputs(nullptr, nullptr, &inputs, &err), TILEC_ERROR_USAGE);
+  tilec_error_release(err);
+}
+
 }  // namespace
