@@ -34,7 +34,7 @@ class ClExecutable final : public Executable {
       : device_(device), images_(std::move(images)) {
     Program built;
     try {
-      built = device.Build(source, "-cl-std=CL1.2" + build_options);
+      built = device.Build(source, kBuildOptions + build_options);
     } catch (const DeviceError& e) {
       std::string names;
       for (const compiler::CompiledKernel& k : program.kernels)

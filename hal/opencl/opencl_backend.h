@@ -10,6 +10,12 @@
 
 namespace tilec::hal::opencl {
 
+// The options every program is built with: OpenCL C 1.2, and no warnings
+// (-w): the driver's compiler would print "N warnings generated." on stderr
+// about generated code a user cannot change; a failed build still carries
+// the whole log (DeviceError::build_log).
+inline constexpr const char* kBuildOptions = "-cl-std=CL1.2 -w";
+
 struct ClDeviceOptions {
   // Appended to the options of every clBuildProgram (tests pass a -D that
   // breaks the source to exercise build failures).
