@@ -25,11 +25,11 @@ std::string UserError::Render(int width) const {
 
 std::string UserError::RenderOne(int width) const {
   if (!file_ || !span_.known()) {
-    if (file_) return fmt::format("{}: error: {}", file_->name, message_);
-    return fmt::format("error: {}", message_);
+    if (file_) return fmt::format("{}: {}: {}", file_->name, severity_, message_);
+    return fmt::format("{}: {}", severity_, message_);
   }
-  std::string out = fmt::format("{}:{}:{}: error: {}\n", file_->name, span_.begin.line,
-                                span_.begin.col, message_);
+  std::string out = fmt::format("{}:{}:{}: {}: {}\n", file_->name, span_.begin.line,
+                                span_.begin.col, severity_, message_);
   std::string_view line = file_->Line(span_.begin.line);
   const int len = static_cast<int>(line.size());
   // Columns are 1-based; the caret covers [begin, end) on this line.

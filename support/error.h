@@ -36,6 +36,14 @@ class UserError : public Error {
   UserError(std::string message, SourceFilePtr file, SourceSpan span)
       : Error(message), message_(std::move(message)), file_(std::move(file)), span_(span) {}
 
+  // A diagnostic that does not stop the compile (lang::Lint): rendered as
+  // `file:line:col: warning: message` with the same source line and caret.
+  static UserError Warning(std::string message, SourceFilePtr file, SourceSpan span) {
+    UserError w(std::move(message), std::move(file), span);
+    w.severity_ = "warning";
+    return w;
+  }
+
   const std::string& message() const { return message_; }
   const SourceFilePtr& file() const { return file_; }
   const SourceSpan& span() const { return span_; }
@@ -65,6 +73,7 @@ class UserError : public Error {
   SourceFilePtr file_;
   SourceSpan span_;
   std::shared_ptr<const std::vector<UserError>> more_;  // shared: errors are copied when thrown
+  const char* severity_ = "error";
 };
 
 class InternalError : public Error {

@@ -12,6 +12,7 @@
 
 #include "tile_lang/binder.h"
 #include "tile_lang/layout.h"
+#include "tile_lang/lint.h"
 #include "tile_lang/parser.h"
 
 namespace tilec::tools {
@@ -68,7 +69,9 @@ CLI::Option* AddShapeLayoutOptions(CLI::App* app, std::vector<std::string>& shap
 lang::ast::Function ParseSource(const SourceFilePtr& source) {
   lang::ParseOptions options;
   options.max_errors = kMaxParseErrors;
-  return lang::Parse(source, nullptr, options);
+  lang::ast::Function f = lang::Parse(source, nullptr, options);
+  for (const UserError& w : lang::Lint(f)) fmt::print(stderr, "{}\n", w.Render());
+  return f;
 }
 
 CLI::Option* AddTargetOption(CLI::App* app, std::string& target, std::string_view what, bool with_ref) {

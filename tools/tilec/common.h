@@ -106,6 +106,8 @@ std::string Footer(std::string_view text);
 // Parses a source file for the command line: after a syntax error the
 // parser goes on to the next statement, so the user sees up to
 // UserError::kMaxRenderedErrors errors at once and a count of the rest.
+// lang::Lint's warnings (a tensor computed and never used, an unused input)
+// go to stderr.
 inline constexpr size_t kMaxParseErrors = 10000;
 lang::ast::Function ParseSource(const SourceFilePtr& source);
 
