@@ -202,8 +202,10 @@ class Lowerer {
     done_.assign(program_.ops.size(), false);
     std::map<size_t, FusedRowGroup> row_groups;  // by first op
     if (options_.fuse && options_.row_group_max_bytes > 0)
-      for (FusedRowGroup& g : FuseRowGroups(program_, options_.row_group_max_bytes))
+      for (FusedRowGroup& g : FuseRowGroups(program_, options_.row_group_max_bytes)) {
+        in_row_group_.insert(g.ops.begin(), g.ops.end());
         row_groups.emplace(g.ops.front(), std::move(g));
+      }
     for (size_t i = 0; i < program_.ops.size(); ++i) {
       if (done_[i]) continue;
       done_[i] = true;
@@ -236,6 +238,7 @@ class Lowerer {
   }
 
   int splits_ = 0;  // reductions split so far (SplitReduction)
+  std::set<size_t> in_row_group_;  // ops of the row groups FuseRowGroups formed
   std::string NextName() { return fmt::format("kernel_{}", plan_.kernels.size()); }
 
   // Is `t` read by an op outside `group` (op indices), or a program output?
@@ -259,7 +262,10 @@ class Lowerer {
     const std::vector<int64_t>& dims = root.shape.dims;
     std::vector<int> padded = PaddedDims(root);
     for (size_t j = after + 1; j < program_.ops.size(); ++j) {
-      if (done_[j]) continue;
+      // An op of a row group stays there: taken as a post-op (the scale of
+      // `S = Q·Kᵀ; Ss = S * Scale; softmax(Ss)`) it would leave the group
+      // without its first op, and the softmax in four kernels.
+      if (done_[j] || in_row_group_.count(j)) continue;
       auto* e = std::get_if<ElementwiseOp>(&program_.ops[j]);
       if (!e || program_.Tensor(e->output).shape.dims != dims) continue;
       // Results are written through their own access in the kernel's space,

@@ -205,6 +205,35 @@ TEST_P(RowGroups, StashesInOutputRows) {
   EXPECT_EQ(plans.find("Stash:"), std::string::npos) << plans;
 }
 
+// Scaled attention scores, softmax(Q·Kᵀ * Scale)·V: the scale stays in the
+// row group (it is not taken as the score contraction's post-op), so the
+// softmax is one kernel: K's relayout, the scores, the row group, the
+// product with V (the same four as without the scale). Sizes no vector
+// divides; against the evaluator on both devices.
+TEST_P(RowGroups, AnElementwiseProducerStaysInTheRowGroup) {
+  const char* attention = R"(function (Q[L, D], K[L, D], V[L, D], Scale[]) -> (O) {
+  S[i, j : L, L] = +(Q[i, d] * K[j, d]);
+  Ss = S * Scale;
+  M[i, 0 : L, 1] = >(Ss[i, j]);
+  E = exp(Ss - M);
+  Z[i, 0 : L, 1] = +(E[i, j]);
+  P = E / Z;
+  O[i, d : L, D] = +(P[i, j] * V[j, d]);
+})";
+  for (int64_t l : {77, 128}) {
+    auto device = testing::PinnedDevice(GetParam(), cpu_);
+    compiler::CompileOptions o;
+    o.use_local = false;
+    auto program = testing::CheckCase(
+        device, {attention, {{"Q", F32({l, 33})}, {"K", F32({l, 33})}, {"V", F32({l, 33})}, {"Scale", F32({})}}}, o,
+        fmt::format("attention {} on {}", l, GetParam()));
+    const auto& kernels = program->compiled().kernels;
+    EXPECT_EQ(kernels.size(), 4u) << testing::VectorPlans(*program);
+    std::string plans = testing::VectorPlans(*program);
+    EXPECT_NE(plans.find(fmt::format("Row group form: {} rows of {} values", l, l)), std::string::npos) << plans;
+  }
+}
+
 INSTANTIATE_TEST_SUITE_P(Devices, RowGroups, ::testing::Values("llvm", "opencl"),
                          [](const auto& info) { return info.param; });
 
