@@ -251,6 +251,12 @@ bool FromTorch(const py::handle& obj, const std::string& name, Arg& arg) {
     return true;
   }
   if (PyObject_IsInstance(obj.ptr(), reinterpret_cast<PyObject*>(torch->tensor_type)) != 1) return PyErr_Clear(), false;
+  // The rule of tilec.torch.op: a Tile function has no backward, so a
+  // tensor that requires grad while autograd records is an error, never
+  // silently detached (torch.no_grad() or .detach() says it is meant).
+  if (obj.attr("requires_grad").cast<bool>() &&
+      py::module_::import("torch").attr("is_grad_enabled")().cast<bool>())
+    throw std::runtime_error("tilec: '" + name + "' requires grad; tilec functions have no backward (use torch.no_grad())");
   if (!obj.attr("is_cpu").cast<bool>())
     throw py::type_error("tilec: '" + name + "' is a torch tensor on device '" +
                          std::string(py::str(obj.attr("device"))) + "', not in CPU memory");
@@ -303,7 +309,7 @@ bool TorchKeyMatchesByAttributes(PyObject* obj, PyTypeObject* tensor_type, const
   if (Py_TYPE(obj) != tensor_type) return false;
   // The type's descriptors, called directly: no attribute lookup per read.
   struct Descriptors {
-    PyObject *dtype, *is_cpu, *is_neg, *shape, *stride, *data_ptr;
+    PyObject *dtype, *is_cpu, *is_neg, *shape, *stride, *data_ptr, *requires_grad;
   };
   static const Descriptors ds = [tensor_type] {
     auto get = [tensor_type](const char* n) {
@@ -311,7 +317,8 @@ bool TorchKeyMatchesByAttributes(PyObject* obj, PyTypeObject* tensor_type, const
       if (!d) throw py::error_already_set();
       return d;  // kept for the process
     };
-    return Descriptors{get("dtype"), get("is_cpu"), get("is_neg"), get("shape"), get("stride"), get("data_ptr")};
+    return Descriptors{get("dtype"),  get("is_cpu"),   get("is_neg"),       get("shape"),
+                       get("stride"), get("data_ptr"), get("requires_grad")};
   }();
   auto attr = [&](PyObject* descr) {
     descrgetfunc getter = Py_TYPE(descr)->tp_descr_get;
@@ -323,6 +330,8 @@ bool TorchKeyMatchesByAttributes(PyObject* obj, PyTypeObject* tensor_type, const
   };
   py::object dtype = attr(ds.dtype);
   if (!dtype || dtype.ptr() != want.dtype) return PyErr_Clear(), false;
+  py::object requires_grad = attr(ds.requires_grad);  // the slow path decides about these
+  if (!requires_grad || requires_grad.ptr() != Py_False) return PyErr_Clear(), false;
   py::object is_cpu = attr(ds.is_cpu);
   if (!is_cpu || is_cpu.ptr() != Py_True) return PyErr_Clear(), false;
   py::object is_neg = call(ds.is_neg);  // a negated view: its memory is not its values

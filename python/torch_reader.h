@@ -31,7 +31,8 @@ struct TilecTorchApi {
   int version;  // kTilecTorchApiVersion
   // 1 with `view` filled when `obj` is a torch.Tensor (exactly, or an
   // nn.Parameter) that is a plain strided CPU tensor with storage, no
-  // conjugate or negative bit, of an element type Tilec has; 0 for anything
-  // else, with no Python error set (the caller's slow path then decides).
+  // conjugate or negative bit, of an element type Tilec has, and that does
+  // not require grad while grad mode is on; 0 for anything else, with no
+  // Python error set (the caller's slow path then decides).
   int (*read)(PyObject* obj, TilecTorchView* view);
 };

@@ -128,14 +128,21 @@ class TorchFastPathTest(unittest.TestCase):
         self.assertEqual(f.fast_calls, 2)
 
     def test_parameters_and_requires_grad_inputs(self):
+        # Tile functions have no backward: under torch.no_grad() parameters
+        # and tensors that require grad are read as data (the fast path too,
+        # by the C++ reader); while autograd records, they are an error
+        # (test_torch_grad.py), as with tilec.torch.op.
         f = tilec.function(ADD)
         p = torch.nn.Parameter(randn(21, seed=1))
         g = randn(21, seed=2).requires_grad_()
         c = torch.zeros(21)
-        for _ in range(3):
-            f(A=p, B=g, out=c)
-            torch.testing.assert_close(c, (p + g).detach())
+        with torch.no_grad():
+            for _ in range(3):
+                f(A=p, B=g, out=c)
+                torch.testing.assert_close(c, (p + g).detach())
         self.assertEqual(f.fast_calls, 2 if EXPECTED_READER == "c++" else 0)  # Parameter: a subclass
+        with self.assertRaisesRegex(RuntimeError, "'A' requires grad"):
+            f(A=p, B=g, out=c)
 
     def test_numpy_and_torch_mixed(self):
         f = tilec.function(ADD)
