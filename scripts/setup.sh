@@ -4,8 +4,8 @@
 set -euo pipefail
 
 PACKAGES=(
-  # build
-  g++ cmake ninja-build pkg-config
+  # build (ccache: scripts/test.sh shares objects between checkouts)
+  g++ cmake ninja-build pkg-config ccache
   # libraries
   libfmt-dev libcli11-dev libgtest-dev
   # OpenCL: ICD loader, headers, PoCL as the CPU driver

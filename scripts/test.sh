@@ -15,6 +15,12 @@ trap 'rm -f "$CTEST_LOG"' EXIT
 
 bash scripts/setup.sh
 
+# ccache (setup.sh installs it; CMakeLists.txt uses it as the compiler
+# launcher) shares compiled objects between checkouts of the same sources:
+# paths are taken relative to this checkout, so a fresh clone elsewhere
+# (CI's) hits what an earlier build compiled. A cold run builds everything.
+export CCACHE_BASEDIR="$PWD" CCACHE_NOHASHDIR=true CCACHE_MAXSIZE="${CCACHE_MAXSIZE:-12G}"
+
 # Configure, build and test one build directory. (Steps are chained with &&
 # because `set -e` does not apply inside a function called from `||`.)
 run_suite() {
