@@ -25,10 +25,10 @@ std::string Indent(const std::string& text, int pad) {
   return out;
 }
 
-std::string DescribeLlvm() {
+std::string DescribeLlvm(const std::string& cpu_name) {
   std::string out = fmt::format("{}\n", cpu::LlvmDevice::kId);
   try {
-    cpu::LlvmDevice device;
+    cpu::LlvmDevice device(cpu_name);
     out += fmt::format("  description: {}\n", device.Describe());
     out += "  hardware model:\n" + Indent(compiler::ToString(device.hardware_model()), 4);
   } catch (const Error& e) {
@@ -86,7 +86,7 @@ std::unique_ptr<Device> OpenDeviceOn(void* cl_context, void* cl_command_queue) {
 }
 
 std::string DescribeAllDevices(const DeviceOptions& options) {
-  return DescribeLlvm() + "\n" + opencl::DescribeDevices(options.cl_images);
+  return DescribeLlvm(options.cpu) + "\n" + opencl::DescribeDevices(options.cl_images);
 }
 
 }  // namespace tilec::hal

@@ -59,7 +59,7 @@ std::string DevicesJson() {
     Json d = Json::Object();
     d.Set("id", id);
     try {
-      std::unique_ptr<hal::Device> device = runtime::OpenDevice(id);
+      std::unique_ptr<hal::Device> device = runtime::OpenDevice(id, TargetCpu());
       d.Set("description", device->Describe()).Set("hardware_model", ModelJson(device->hardware_model()));
     } catch (const Error& e) {
       d.Set("unavailable", e.what());
@@ -77,7 +77,14 @@ Command AddDevicesCommand(CLI::App& parent, const GlobalOptions& /*global*/) {
   app->footer(Footer("'llvm' names llvm:cpu and 'opencl' the first OpenCL device.\n\nExamples:\n"
                      "  tilec devices\n  tilec devices --json"));
   AddJsonFlag(app, *json, "default (the default --target), devices [{id, description, hardware_model {field: value}}]");
-  return {app, [json] { fmt::print("{}", *json ? DevicesJson() + "\n" : hal::DescribeAllDevices(runtime::ProcessSettings().device)); }};
+  app->add_option("--cpu", TargetCpu(), "Describe the llvm device compiling for this CPU (an LLVM CPU name or x86-64 "
+                                        "level; default: TILEC_CPU, else the host)")
+      ->type_name("NAME");
+  return {app, [json] {
+            hal::DeviceOptions options = runtime::ProcessSettings().device;
+            if (!TargetCpu().empty()) options.cpu = TargetCpu();
+            fmt::print("{}", *json ? DevicesJson() + "\n" : hal::DescribeAllDevices(options));
+          }};
 }
 
 }  // namespace tilec::tools
