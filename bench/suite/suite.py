@@ -461,6 +461,9 @@ def main():
     ap.add_argument("--smoke", action="store_true",
                     help="two tiny cases, correctness only (no timing; for ctest)")
     ap.add_argument("--json", help="also write the rows to this file")
+    ap.add_argument("--plot", help="also draw a roofline chart of every case into this PNG (python3-matplotlib): "
+                    "achieved GFLOP/s against FLOPs per byte, Tilec and the best peer, under the FMA peak and "
+                    "the streaming bandwidth")
     ap.add_argument("--cpu", help="Tilec plans and compiles for this CPU (TILEC_CPU: an LLVM CPU name or "
                     "x86-64 level, e.g. x86-64-v3 for the AVX2 code on an AVX-512 host); the peers are unchanged")
     ap.add_argument("--small-pages", action="store_true",
@@ -591,7 +594,64 @@ def main():
     if args.json:
         with open(args.json, "w") as f:
             json.dump(dict(machine=m, rows=rows), f, indent=1)
+    if args.plot and rows:
+        plot_roofline(args.plot, rows, peak, bw, tilec_cpu(tilec))
+        print("roofline chart: %s" % args.plot)
     return 1 if bad else 0
+
+
+def plot_roofline(path, rows, peak_gflops, bw_gbps, cpu):
+    """A roofline chart: each case at its arithmetic intensity (FLOPs per
+    byte of its inputs and outputs), Tilec's and the best peer's GFLOP/s,
+    joined by a line, under min(peak, bandwidth x intensity)."""
+    import matplotlib
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+    points, copies = [], []
+    for r in rows:
+        flops = r["gflops"] * r["tilec_ms"] * 1e6
+        if r.get("bytes", 0) <= 0:
+            continue
+        if flops <= 0:  # copies and relayouts: bytes only
+            copies.append((r["case"], r["bytes"] / (r["tilec_ms"] * 1e6), r["bytes"] / (r["peer_ms"] * 1e6)))
+            continue
+        x = flops / r["bytes"]
+        points.append((x, r["gflops"], flops / (r["peer_ms"] * 1e6), r["case"], r["peer"]))
+    if copies:
+        fig, (ax, bx) = plt.subplots(1, 2, figsize=(15, 7), gridspec_kw=dict(width_ratios=[2, 1]))
+    else:
+        fig, ax = plt.subplots(figsize=(11, 7))
+    # Cases without arithmetic: achieved GB/s against the streaming bandwidth.
+    for i, (name, tilec_gb, peer_gb) in enumerate(copies):
+        bx.barh(i + 0.2, tilec_gb, height=0.4, color="tab:blue")
+        bx.barh(i - 0.2, peer_gb, height=0.4, color="tab:orange")
+    if copies:
+        bx.axvline(bw_gbps, color="k", lw=1.5)
+        bx.set_yticks(range(len(copies)), [c[0] for c in copies], fontsize=7)
+        bx.set_xlabel("GB/s (inputs and outputs once; line: streaming bandwidth)")
+        bx.set_title("cases without arithmetic (blue Tilec, orange best peer)", fontsize=9)
+    if not points:
+        fig.savefig(path, dpi=130)
+        return
+    xs = [p[0] for p in points]
+    lo, hi = min(xs) / 2, max(xs) * 2
+    grid = [lo * (hi / lo) ** (i / 200) for i in range(201)]
+    ax.plot(grid, [min(peak_gflops, bw_gbps * x) for x in grid], "k-", lw=1.5,
+            label="limit: %.0f GFLOP/s, %.1f GB/s" % (peak_gflops, bw_gbps))
+    for x, tilec_gf, peer_gf, name, peer in points:
+        ax.plot([x, x], [peer_gf, tilec_gf], color="0.75", lw=1, zorder=1)
+        ax.annotate(name, (x, tilec_gf), fontsize=6, xytext=(3, 2), textcoords="offset points")
+    ax.scatter(xs, [p[1] for p in points], c="tab:blue", s=22, zorder=3, label="Tilec (%s)" % cpu)
+    ax.scatter(xs, [p[2] for p in points], c="tab:orange", marker="x", s=22, zorder=3, label="best peer")
+    ax.set_xscale("log")
+    ax.set_yscale("log")
+    ax.set_xlabel("FLOPs per byte (inputs and outputs once)")
+    ax.set_ylabel("GFLOP/s (median)")
+    ax.set_title("bench/suite: every case against the machine's limits")
+    ax.grid(True, which="both", lw=0.3)
+    ax.legend(loc="lower right", fontsize=8)
+    fig.tight_layout()
+    fig.savefig(path, dpi=130)
 
 
 if __name__ == "__main__":
