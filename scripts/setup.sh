@@ -24,7 +24,7 @@ PACKAGES=(
   libtorch-dev
 )
 if [[ "${TILEC_BENCH_DEPS:-0}" == 1 ]]; then
-  PACKAGES+=(libdnnl-dev libopenblas-dev)
+  PACKAGES+=(libdnnl-dev libopenblas-dev python3-matplotlib)
 fi
 
 missing=()
