@@ -17,9 +17,12 @@ tree=".replay/${sha:0:12}"
 if [[ ! -d "$tree" ]]; then
   git worktree add --detach "$tree" "$sha" >/dev/null
 fi
-cmake -S "$tree" -B "$tree/build" -G Ninja -DCMAKE_BUILD_TYPE=RelWithDebInfo >/dev/null
-ninja -C "$tree/build" tilec >/dev/null
-cmake -S . -B build -G Ninja -DCMAKE_BUILD_TYPE=RelWithDebInfo >/dev/null
-ninja -C build tilec >/dev/null
+# ccache with paths relative to each tree: the base's objects that the work
+# tree's build already compiled (unchanged files) are reused.
+export CCACHE_NOHASHDIR=true
+CCACHE_BASEDIR="$PWD/$tree" cmake -S "$tree" -B "$tree/build" -G Ninja -DCMAKE_BUILD_TYPE=RelWithDebInfo >/dev/null
+CCACHE_BASEDIR="$PWD/$tree" ninja -C "$tree/build" tilec >/dev/null
+CCACHE_BASEDIR="$PWD" cmake -S . -B build -G Ninja -DCMAKE_BUILD_TYPE=RelWithDebInfo >/dev/null
+CCACHE_BASEDIR="$PWD" ninja -C build tilec >/dev/null
 echo "replay: base ${sha:0:12} ($base) against the work tree"
 exec /usr/bin/python3 scripts/replay.py --base "$tree/build/tools/tilec" --new build/tools/tilec "$@"
