@@ -33,6 +33,7 @@
 #include "bench/peer.h"
 #include "hal/hal.h"
 #include "runtime/program.h"
+#include "runtime/settings.h"
 #include "support/error.h"
 #include "tile_lang/binder.h"
 #include "tile_lang/parser.h"
@@ -49,6 +50,7 @@ constexpr double kMaxRelativeError = 1e-3;
 
 struct Options {
   std::string device;  // empty: tools::DefaultDeviceId()
+  std::string cpu;     // Tilec plans and compiles for this CPU (empty: TILEC_CPU, else the host)
   int runs = 20;
   int warmup = 3;
   // Untimed running of a side right before each timed run. OpenBLAS's workers
@@ -401,6 +403,10 @@ int Main(int argc, char** argv) {
              "(> 1: Tilec is faster).\nGFLOP/s: 2 FLOPs per multiply-accumulate over the full index box, "
              "1 per elementwise op and element (tilec bench --help).");
   app.add_option("--device", opts.device, "Tilec's device (default: llvm if available, else opencl)");
+  app.add_option("--cpu", opts.cpu,
+                 "The CPU Tilec plans and compiles for (an LLVM CPU name or x86-64 level, e.g. x86-64-v3; default: "
+                 "TILEC_CPU, else the host). ONEDNN_MAX_CPU_ISA=AVX2 limits oneDNN likewise")
+      ->type_name("NAME");
   app.add_option("--runs", opts.runs, "Timed rounds (medians need 10 or more)")->capture_default_str();
   app.add_option("--warmup", opts.warmup, "Untimed rounds first")->capture_default_str();
   app.add_option("--prewarm", opts.prewarm_ms,
@@ -447,11 +453,15 @@ int Main(int argc, char** argv) {
       opts.threads > 0 ? opts.threads : static_cast<int>(std::max(1u, std::thread::hardware_concurrency()));
   try {
     std::string device_id = opts.device.empty() ? tools::DefaultDeviceId() : opts.device;
-    std::shared_ptr<hal::Device> device = hal::OpenDevice(device_id);
+    std::shared_ptr<hal::Device> device = runtime::OpenDevice(device_id, opts.cpu);
     fmt::print(
         "bench_peers: tilec on {}; oneDNN {} threads, OpenBLAS {} threads, triad {} threads; {} runs after "
         "{} warm-up rounds\n",
         device->id(), onednn_threads, blas_threads, triad_threads, opts.runs, opts.warmup);
+    const compiler::HardwareModel& hw = device->hardware_model();
+    fmt::print("tilec plans for: {} ({} f32 lanes, {} vector registers); oneDNN's ISA: {}\n", hw.name, hw.vec_size,
+               hw.vector_registers, std::getenv("ONEDNN_MAX_CPU_ISA") ? std::getenv("ONEDNN_MAX_CPU_ISA")
+                                                                      : "the host's best (ONEDNN_MAX_CPU_ISA unset)");
     const char* tunables = std::getenv("GLIBC_TUNABLES");
     bool huge = tunables && std::string_view(tunables).find("glibc.malloc.hugetlb=1") != std::string_view::npos;
     fmt::print("pages: Tilec's buffers ask for huge pages; the peers' {}\n",
