@@ -2,7 +2,7 @@
 //
 // CPUs (and PoCL, which runs OpenCL on them) need the SIMD inside one work
 // item: they do not vectorize across work items, and they have caches rather
-// than programmer-managed local memory (bench/pocl_study/README.md). So one
+// than programmer-managed local memory (the PoCL study in bench/HISTORY.md). So one
 // work item computes a register block of the output:
 //
 //   * a vector index v: an output index with stride 1 in everything the
