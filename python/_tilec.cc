@@ -694,18 +694,16 @@ PyObject* FunctionVectorcall(PyObject* self, PyObject* const* args, size_t nargs
       return nullptr;
     }
   }
-  if (PyVectorcall_NARGS(nargsf) == 0) {
-    try {
-      if (PyObject* r = o->function->CallFast(args, kwnames)) {
-        o->function->CountFastCall();
-        return r;
-      }
-    } catch (py::error_already_set& e) {
-      e.restore();
-      return nullptr;
+  try {
+    if (PyObject* r = o->function->CallFast(args, kwnames)) {
+      o->function->CountFastCall();
+      return r;
     }
-    if (PyErr_Occurred()) return nullptr;
+  } catch (py::error_already_set& e) {
+    e.restore();
+    return nullptr;
   }
+  if (PyErr_Occurred()) return nullptr;
   PyObject* call = PyObject_GetAttrString(o->impl, "__call__");
   if (!call) return nullptr;
   PyObject* r = PyObject_Vectorcall(call, args, nargsf, kwnames);

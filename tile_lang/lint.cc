@@ -3,6 +3,7 @@
 
 #include <fmt/format.h>
 
+#include <map>
 #include <set>
 #include <string>
 
@@ -48,12 +49,13 @@ const std::string& Defined(const ast::Statement& s) {
 std::vector<UserError> Lint(const ast::Function& f) {
   std::set<std::string> outputs;
   for (const ast::Output& o : f.outputs) outputs.insert(o.name);
-  std::set<std::string> read_anywhere;
-  for (const ast::Statement& s : f.body)
-    for (const std::string& n : Reads(s)) read_anywhere.insert(n);
+  // The last statement that reads each tensor (one pass over the body).
+  std::map<std::string, size_t> last_reader;
+  for (size_t i = 0; i < f.body.size(); ++i)
+    for (const std::string& n : Reads(f.body[i])) last_reader[n] = i;
   std::vector<UserError> warnings;
   for (const ast::Input& in : f.inputs) {
-    if (!read_anywhere.count(in.name) && !outputs.count(in.name))
+    if (!last_reader.count(in.name) && !outputs.count(in.name))
       warnings.push_back(UserError::Warning(fmt::format("input '{}' is never used", in.name), f.source, in.span));
   }
   for (size_t i = 0; i < f.body.size(); ++i) {
@@ -64,9 +66,8 @@ std::vector<UserError> Lint(const ast::Function& f) {
     if (s.kind == ast::Statement::Kind::Assignment && s.assignment.value &&
         s.assignment.value->kind == ast::ExprKind::Call && s.assignment.value->name.starts_with("assert_"))
       continue;
-    bool read = false;
-    for (size_t j = i + 1; j < f.body.size() && !read; ++j) read = Reads(f.body[j]).count(name) > 0;
-    if (!read)
+    auto r = last_reader.find(name);
+    if (r == last_reader.end() || r->second <= i)
       warnings.push_back(UserError::Warning(
           fmt::format("'{}' is computed but never used (it is not an output and no later statement reads it)", name),
           f.source, f.body[i].name_span));

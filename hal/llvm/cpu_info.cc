@@ -97,6 +97,8 @@ bool UsedByKernels(const std::string& f) {
   return false;
 }
 
+}  // namespace
+
 void InitializeNativeTargetOnce() {
   static std::once_flag once;
   std::call_once(once, [] {
@@ -105,8 +107,6 @@ void InitializeNativeTargetOnce() {
     llvm::InitializeNativeTargetAsmParser();
   });
 }
-
-}  // namespace
 
 CpuInfo NamedCpu(const std::string& name) {
   if (name.empty() || name == "host") return HostCpu();
@@ -166,11 +166,6 @@ const CpuInfo& HostCpu() {
     c.triple = llvm::sys::getProcessTriple();
     c.threads = static_cast<int>(std::max(1u, std::thread::hardware_concurrency()));
     llvm::StringMap<bool> features = llvm::sys::getHostCPUFeatures();
-    std::vector<std::string> enabled;
-    for (const llvm::StringMapEntry<bool>& f : features)
-      enabled.push_back(fmt::format("{}{}", f.getValue() ? '+' : '-', f.getKey().str()));
-    std::sort(enabled.begin(), enabled.end());
-    c.features = fmt::format("{}", fmt::join(enabled, ","));
     auto has = [&](const char* f) { return features.lookup(f); };
     c.avx512f = has("avx512f");
     c.avx2 = has("avx2");

@@ -20,9 +20,6 @@ struct CpuInfo {
   std::string llvm_name;  // LLVM's CPU name ("znver4", "skylake-avx512", "x86-64-v3")
   std::string model;      // /proc/cpuinfo "model name" (the host), or empty
   std::string triple;     // the LLVM target triple code for it is compiled for
-  // LLVM's target features ("+avx2,+fma,…") of the host; empty for a named
-  // CPU, whose name implies them.
-  std::string features;
   bool named = false;     // named by the user, not detected
   int threads = 1;        // hardware threads that run kernels (the host's)
   bool avx512f = false, avx2 = false, fma = false;
@@ -31,6 +28,11 @@ struct CpuInfo {
   // empty when the host can run it.
   std::vector<std::string> missing_on_host;
 };
+
+// Registers LLVM's target for the host's architecture (its code generator
+// and assembly printer and parser), once per process; every use of LLVM's
+// target registry (NamedCpu, the JIT) calls it first.
+void InitializeNativeTargetOnce();
 
 // What the host reports (computed once).
 const CpuInfo& HostCpu();

@@ -39,15 +39,6 @@ T Take(llvm::Expected<T> value, const char* what) {
   return std::move(*value);
 }
 
-void InitializeTargetsOnce() {
-  static std::once_flag once;
-  std::call_once(once, [] {
-    llvm::InitializeNativeTarget();
-    llvm::InitializeNativeTargetAsmPrinter();
-    llvm::InitializeNativeTargetAsmParser();
-  });
-}
-
 // Keeps the object file of every module the JIT compiles, by module name,
 // until Take asks for it (the JIT never reads from it: lookups are ours).
 class ObjectRecorder final : public llvm::ObjectCache {
@@ -101,7 +92,7 @@ struct Jit::Impl {
 };
 
 Jit::Jit(const CpuInfo& cpu) : impl_(std::make_unique<Impl>()) {
-  InitializeTargetsOnce();
+  InitializeNativeTargetOnce();
   // The host's triple, CPU name and features (e.g. +avx512f); a named CPU's
   // name alone, whose features LLVM knows.
   llvm::orc::JITTargetMachineBuilder builder =

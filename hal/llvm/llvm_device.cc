@@ -244,8 +244,6 @@ std::string LlvmDevice::Describe() const {
                      impl_->jit.cpu_name(), threads(), LLVM_VERSION_STRING, impl_->jit.target_triple(), runs);
 }
 
-const CpuInfo& LlvmDevice::cpu() const { return impl_->cpu; }
-
 std::string LlvmDevice::WhyCannotRun() const {
   const CpuInfo& cpu = impl_->cpu;
   if (cpu.missing_on_host.empty()) return {};

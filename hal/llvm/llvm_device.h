@@ -62,7 +62,6 @@ class LlvmDevice final : public hal::Device {
   // ahead-of-time output; nothing is cached.
   std::string EmitObject(const compiler::CompiledProgram& program);
 
-  const CpuInfo& cpu() const;          // the CPU code is compiled for
   int threads() const;                 // of the launch pool, the caller included
   // Launches that used more than the calling thread. A kernel with at most
   // 64Ki iteration points and 256 KiB of buffers runs on the caller alone.
@@ -70,7 +69,7 @@ class LlvmDevice final : public hal::Device {
   size_t cached_module_count() const;  // distinct modules compiled so far
 
  private:
-  // UserError if the host cannot run code for cpu() (WhyCannotRun).
+  // UserError if the host cannot run the code it compiles (WhyCannotRun).
   void CheckRunnable() const;
 
   struct Impl;

@@ -94,11 +94,11 @@ class ClDevice final : public hal::Device {
         image_access_(ResolveImageAccess(options.image_access, device_.desc())),
         hw_(device_.hardware_model()) {
     const DeviceDesc& desc = device_.desc();
-    if (!options.cpu.empty() && options.cpu != "host") {
+    if (cpu::CpuInfo planned = cpu::NamedCpu(options.cpu); planned.named) {
       if (!desc.is_cpu())
         TILEC_USER_ERROR("--cpu {} names a CPU, but OpenCL device {} ({}) is not one", options.cpu, id_,
                          desc.name);
-      compiler::HardwareModel named = cpu::CpuHardwareModel(cpu::NamedCpu(options.cpu));
+      compiler::HardwareModel named = cpu::CpuHardwareModel(planned);
       hw_.name = fmt::format("{}, planned for {}", hw_.name, options.cpu);
       planned_for_ = options.cpu;
       hw_.vec_size = named.vec_size;

@@ -41,11 +41,8 @@ std::unique_ptr<runtime::Program> CheckOn(const std::shared_ptr<hal::Device>& de
   options.hw.threads = form.threads;
   options.use_local = form.local;
   options.vectorize = form.vectorize;
-  if (!testing::RunsHere(*device))
-    return std::make_unique<runtime::Program>(
-        runtime::Program::CompileOnly(testing::BindCase(c), device, options, true));
-  auto program = std::make_unique<runtime::Program>(
-      runtime::Program::Compile(testing::BindCase(c), device, options, true));
+  auto program = testing::CompileCase(device, testing::BindCase(c), options);
+  if (!device->WhyCannotRun().empty()) return program;
   testing::CompareWithEvaluator(*program,
                                 fmt::format("{} (local={}, threads={}, vectorize={})", what,
                                             form.local, form.threads, form.vectorize),
