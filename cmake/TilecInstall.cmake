@@ -23,7 +23,7 @@ target_link_options(tilec_shared PRIVATE -Wl,--version-script=${PROJECT_SOURCE_D
 tilec_target_options(tilec_shared)
 
 # The static library: one archive holding every Tilec library's objects.
-set(TILEC_STATIC_PARTS tilec_runtime tilec_hal tilec_compiler tilec_lang tilec_support)
+set(TILEC_STATIC_PARTS tilec_runtime tilec_hal tilec_compiler tilec_onnx tilec_lang tilec_support)
 set(TILEC_STATIC ${CMAKE_CURRENT_BINARY_DIR}/libtilec.a)
 set(TILEC_MRI "CREATE ${TILEC_STATIC}\n")
 foreach(part ${TILEC_STATIC_PARTS})
@@ -39,7 +39,7 @@ add_custom_command(OUTPUT ${TILEC_STATIC}
 add_custom_target(tilec_static ALL DEPENDS ${TILEC_STATIC})
 
 # What a program linking libtilec.a needs besides it.
-set(TILEC_STATIC_DEPS "$<TARGET_FILE:LLVM>;$<TARGET_FILE:OpenCL::OpenCL>;$<TARGET_FILE:fmt::fmt>;stdc++;m;pthread;dl")
+set(TILEC_STATIC_DEPS "$<TARGET_FILE:LLVM>;$<TARGET_FILE:onnx_proto>;$<TARGET_FILE:protobuf::libprotobuf>;$<TARGET_FILE:OpenCL::OpenCL>;$<TARGET_FILE:fmt::fmt>;stdc++;m;pthread;dl")
 
 install(TARGETS tilec_shared LIBRARY DESTINATION ${CMAKE_INSTALL_LIBDIR})
 install(FILES ${TILEC_STATIC} DESTINATION ${CMAKE_INSTALL_LIBDIR})

@@ -1,0 +1,59 @@
+#include "runtime/model.h"
+
+#include <fmt/format.h>
+
+#include "support/error.h"
+#include "tile_lang/binder.h"
+#include "tile_lang/parser.h"
+
+namespace tilec::runtime {
+
+lang::Program BindModel(const onnx_import::ImportedModel& model) {
+  std::map<std::string, lang::Shape> shapes;
+  for (const auto& t : model.inputs) shapes[t.tile_name] = t.shape;
+  for (const auto& [name, t] : model.constants) shapes[name] = t.shape();
+  SourceFilePtr source = MakeSource(model.origin + " (as Tile)", model.source);
+  return lang::Bind(lang::Parse(source), shapes);
+}
+
+Model Model::Compile(onnx_import::ImportedModel model, std::shared_ptr<hal::Device> device,
+                     compiler::CompileOptions options) {
+  auto m = std::make_shared<const onnx_import::ImportedModel>(std::move(model));
+  Program p = Program::Compile(BindModel(*m), std::move(device), std::move(options));
+  std::vector<std::string> constants;
+  for (const auto& [name, t] : m->constants) constants.push_back(name);
+  p.SetConstantInputs(constants);
+  return Model(std::move(m), std::move(p));
+}
+
+std::map<std::string, lang::Tensor> Model::ProgramInputs(const std::map<std::string, lang::Tensor>& inputs) const {
+  std::map<std::string, lang::Tensor> out;
+  for (const auto& [name, t] : inputs) {
+    const onnx_import::ModelTensor* found = nullptr;
+    for (const auto& in : imported_->inputs)
+      if (in.onnx_name == name || in.tile_name == name) found = &in;
+    if (!found) {
+      std::vector<std::string> names;
+      for (const auto& in : imported_->inputs) names.push_back(in.onnx_name);
+      TILEC_USER_ERROR("'{}' is not an input of the model (its inputs: {})", name, fmt::join(names, ", "));
+    }
+    if (out.count(found->tile_name)) TILEC_USER_ERROR("model input '{}' is given twice", found->onnx_name);
+    if (t.shape() != found->shape)
+      TILEC_USER_ERROR("model input '{}' is {}, but the model was imported for {}", found->onnx_name,
+                       lang::ToString(t.shape()), lang::ToString(found->shape));
+    out[found->tile_name] = t;
+  }
+  for (const auto& in : imported_->inputs)
+    if (!out.count(in.tile_name)) TILEC_USER_ERROR("model input '{}' is not given", in.onnx_name);
+  for (const auto& [name, t] : imported_->constants) out[name] = t;
+  return out;
+}
+
+std::map<std::string, lang::Tensor> Model::Run(const std::map<std::string, lang::Tensor>& inputs, RunStats* stats) {
+  std::map<std::string, lang::Tensor> results = program_.Run(ProgramInputs(inputs), stats);
+  std::map<std::string, lang::Tensor> out;
+  for (const auto& o : imported_->outputs) out[o.onnx_name] = std::move(results.at(o.tile_name));
+  return out;
+}
+
+}  // namespace tilec::runtime
