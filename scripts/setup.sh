@@ -22,6 +22,10 @@ PACKAGES=(
   # libtorch's headers: the module's optional C++ reader of torch tensors
   # (tilec._torch_fast, python/_torch_fast.cc)
   libtorch-dev
+  # ONNX models (frontend/onnx): libonnx's protobuf classes, the ONNX project's
+  # backend node tests (tests/onnx), and onnx and torchvision for Python's
+  # model tests and bench/models
+  libonnx-dev libprotobuf-dev libonnx-testdata python3-onnx python3-torchvision
 )
 if [[ "${TILEC_BENCH_DEPS:-0}" == 1 ]]; then
   PACKAGES+=(libdnnl-dev libopenblas-dev python3-matplotlib)

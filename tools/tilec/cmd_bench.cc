@@ -16,6 +16,7 @@
 #include "tile_lang/tensor.h"
 #include "tools/tilec/bench_util.h"
 #include "tools/tilec/common.h"
+#include "tools/tilec/program_file.h"
 #include "tools/tilec/tuning_flags.h"
 #include "tools/tilec/json.h"
 #include "tools/tilec/targets.h"
@@ -189,9 +190,13 @@ void RunBench(BenchOptions opts, const GlobalOptions& global) {
   if (opts.warmup < 0)
     throw CLI::ValidationError("--warmup", fmt::format("must be 0 or more, got {}", opts.warmup));
   if (!opts.warmup_time.empty()) opts.warmup_s = ParseDuration(opts.warmup_time, "--warmup-time");
-  SourceFilePtr source = ReadSourceFile(opts.file);
-  ShapeLayoutArgs args = ParseShapeLayoutArgs(opts.shapes, opts.layouts);
-  lang::ast::Function f = Timed(global, "parse", [&] { return ParseSource(source); });
+  ProgramFile file = ReadProgramFile(opts.file, opts.shapes, opts.layouts, global);
+  ShapeLayoutArgs args = file.args;
+  args.shapes = file.BindShapes();
+  // A model's weights are constants: the kernels that only repack them run once.
+  for (const auto& [name, t] : file.constants) opts.constants.push_back(name);
+  for (std::string& name : opts.constants) name = file.TileName(name);
+  lang::ast::Function f = Timed(global, "parse", [&] { return ParseSource(file.source); });
   std::vector<std::string> inputs;
   for (const auto& in : f.inputs) inputs.push_back(in.name);
   for (const auto& [name, shape] : args.shapes)
@@ -206,6 +211,7 @@ void RunBench(BenchOptions opts, const GlobalOptions& global) {
       Timed(global, "bind", [&] { return BindWithLayouts(f, args.shapes, args.layouts); });
   std::map<std::string, lang::Tensor> data =
       Timed(global, "random inputs", [&] { return RandomInputs(program, opts.seed); });
+  for (const auto& [name, t] : file.constants) data[name] = t;
 
   const std::string& target = opts.target;
   BenchResult r = IsReferenceTarget(target) ? BenchReference(opts, program, data)
@@ -241,7 +247,7 @@ Command AddBenchCommand(CLI::App& parent, const GlobalOptions& global) {
       "  tilec bench examples/matmul.tile -s A=f32[512,512] -s B=f32[512,512] --runs 50 --json\n"
       "  tilec bench examples/conv_relu.tile -s D=f32[1,14,14,256] -s K=f32[3,3,256,256] --constant K\n"
       "  tilec bench examples/matmul.tile -s 'A=f32[512,512]:order(1,0)' -s B=f32[512,512] --target opencl"));
-  app->add_option("file", opts->file, "Tile source file")->required()->type_name("FILE.tile");
+  app->add_option("file", opts->file, std::string(kProgramFileHelp))->required()->type_name("FILE");
   AddShapeLayoutOptions(app, opts->shapes, opts->layouts);
   AddTargetOption(app, opts->target, "to time", /*with_ref=*/true);
   app->add_option("--runs", opts->runs, "Timed executions (at least 1)")

@@ -5,6 +5,7 @@
 #include "tile_lang/parser.h"
 #include "tile_lang/program.h"
 #include "tools/tilec/common.h"
+#include "tools/tilec/program_file.h"
 #include "tools/tilec/json.h"
 
 namespace tilec::tools {
@@ -51,10 +52,10 @@ std::string ProgramJson(const std::string& file, const lang::Program& program) {
 }
 
 void RunCheck(const CheckOptions& opts, const GlobalOptions& global) {
-  SourceFilePtr source = ReadSourceFile(opts.file);
-  ShapeLayoutArgs args = ParseShapeLayoutArgs(opts.shapes, opts.layouts);
-  lang::ast::Function f = Timed(global, "parse", [&] { return ParseSource(source); });
-  lang::Program program = Timed(global, "bind", [&] { return BindWithLayouts(f, args.shapes, args.layouts); });
+  ProgramFile file = ReadProgramFile(opts.file, opts.shapes, opts.layouts, global);
+  lang::ast::Function f = Timed(global, "parse", [&] { return ParseSource(file.source); });
+  lang::Program program =
+      Timed(global, "bind", [&] { return BindWithLayouts(f, file.BindShapes(), file.args.layouts); });
   std::string text = opts.json ? ProgramJson(opts.file, program) : lang::ToString(program);
   if (!text.empty() && text.back() != '\n') text += '\n';
   fmt::print("{}", text);
@@ -75,7 +76,7 @@ Command AddCheckCommand(CLI::App& parent, const GlobalOptions& global) {
               "  tilec check examples/conv_relu.tile -s 'D=f32[1,56,56,64]:order(0,3,1,2)' -s K=f32[3,3,64,64] "
               "--layout 'R=order(0,3,1,2)'\n"
               "  tilec check examples/conv_relu.tile -s D=f32[1,56,56,64] -s K=f32[3,3,64,64] --json"));
-  app->add_option("file", opts->file, "Tile source file")->required()->type_name("FILE.tile");
+  app->add_option("file", opts->file, std::string(kProgramFileHelp))->required()->type_name("FILE");
   AddShapeLayoutOptions(app, opts->shapes, opts->layouts);
   AddJsonFlag(app, opts->json, "file, inputs, outputs, tensors [{name, role, dtype, shape, layout}]");
   return {app, [opts, &global] { RunCheck(*opts, global); }};

@@ -15,6 +15,7 @@
 #include "tile_lang/parser.h"
 #include "tools/tilec/aot.h"
 #include "tools/tilec/common.h"
+#include "tools/tilec/program_file.h"
 #include "tools/tilec/tuning_flags.h"
 #include "tools/tilec/json.h"
 #include "tools/tilec/progress.h"
@@ -41,10 +42,9 @@ struct CompileOptions {
 
 lang::Program BindFile(const CompileOptions& o, const GlobalOptions& global,
                        std::vector<compiler::StageTime>* timings) {
-  SourceFilePtr source = ReadSourceFile(o.file);
-  ShapeLayoutArgs args = ParseShapeLayoutArgs(o.shapes, o.layouts);
-  lang::ast::Function f = Timed(global, "parse", [&] { return ParseSource(source); }, timings);
-  return Timed(global, "bind", [&] { return BindWithLayouts(f, args.shapes, args.layouts); }, timings);
+  ProgramFile file = ReadProgramFile(o.file, o.shapes, o.layouts, global);
+  lang::ast::Function f = Timed(global, "parse", [&] { return ParseSource(file.source); }, timings);
+  return Timed(global, "bind", [&] { return BindWithLayouts(f, file.BindShapes(), file.args.layouts); }, timings);
 }
 
 // Which form a kernel got: the vector form's first plan line, else the flat
@@ -188,7 +188,7 @@ void RunCompile(const CompileOptions& o, const GlobalOptions& global, bool expla
 }
 
 void AddShared(CLI::App* app, CompileOptions& o) {
-  app->add_option("file", o.file, "Tile source file")->required()->type_name("FILE.tile");
+  app->add_option("file", o.file, std::string(kProgramFileHelp))->required()->type_name("FILE");
   AddShapeLayoutOptions(app, o.shapes, o.layouts);
   AddTargetOption(app, o.target,
                   "whose hardware model shapes the kernels and whose language the code is in (--emit cl "

@@ -14,6 +14,7 @@
 #include "tile_lang/parser.h"
 #include "tile_lang/program.h"
 #include "tools/tilec/common.h"
+#include "tools/tilec/program_file.h"
 #include "tools/tilec/tuning_flags.h"
 #include "tools/tilec/json.h"
 #include "tools/tilec/progress.h"
@@ -149,13 +150,14 @@ bool Contains(const std::vector<std::string>& names, const std::string& name) {
 
 // Reads or generates every input, checking that each one is given exactly once.
 std::map<std::string, InputSource> LoadInputs(const RunOptions& opts, const lang::ast::Function& f,
-                                              const std::map<std::string, lang::Shape>& shapes,
-                                              const GlobalOptions& global) {
+                                              const ProgramFile& file, const GlobalOptions& global) {
   std::vector<std::string> inputs = InputNames(f);
-  std::map<std::string, std::string> files = SplitNameValues(opts.ins, "--in");
+  const std::map<std::string, lang::Shape>& shapes = file.args.shapes;
+  std::map<std::string, std::string> files = SplitNameValues(file.Rename(opts.ins), "--in");
   for (const auto& [name, unused] : files) {
     if (!Contains(inputs, name))
-      TILEC_USER_ERROR("--in {}: '{}' is not an input of the program (inputs: {})", name, name, JoinNames(inputs));
+      TILEC_USER_ERROR("--in {}: '{}' is not an input of the program (inputs: {})", file.UserName(name),
+                       file.UserName(name), JoinNames(inputs));
     if (shapes.count(name))
       throw CLI::ValidationError("--in", fmt::format("input '{}' is given both by --in and by -s", name));
   }
@@ -167,11 +169,13 @@ std::map<std::string, InputSource> LoadInputs(const RunOptions& opts, const lang
   std::map<std::string, InputSource> result;
   for (size_t i = 0; i < inputs.size(); ++i) {
     const std::string& name = inputs[i];
-    if (auto it = files.find(name); it != files.end()) {
+    if (auto c = file.constants.find(name); c != file.constants.end()) {
+      result.emplace(name, InputSource{c->second, "the model's constant"});
+    } else if (auto it = files.find(name); it != files.end()) {
       lang::Tensor t = Timed(global, "read " + it->second, [&] { return runtime::ReadNpy(it->second); });
       result.emplace(name, InputSource{std::move(t), it->second});
-    } else if (auto sit = shapes.find(name); sit != shapes.end()) {
-      lang::Tensor t(sit->second);
+    } else if (auto sit = shapes.find(name); sit != shapes.end() || (opts.random_inputs && file.model_shapes.count(name))) {
+      lang::Tensor t(sit != shapes.end() ? sit->second : file.model_shapes.at(name));
       // One stream per input, so two inputs of the same shape differ.
       lang::FillRandom(t, opts.seed + i);
       result.emplace(name, InputSource{std::move(t), "random"});
@@ -215,26 +219,27 @@ void RunRun(const RunOptions& opts, const GlobalOptions& global) {
     TILEC_USER_ERROR("--tile and --rank choose compiled kernels' tiles; the reference target 'ref' has no kernels");
   Progress progress(!global.quiet && Progress::StderrIsTerminal(), {}, {}, global.progress_delay);
   std::vector<compiler::StageTime> timings;
-  SourceFilePtr source = ReadSourceFile(opts.file);
-  lang::ast::Function f = Timed(global, "parse", [&] { return ParseSource(source); }, &timings);
+  ProgramFile file = ReadProgramFile(opts.file, opts.shapes, opts.layouts, global);
+  lang::ast::Function f = Timed(global, "parse", [&] { return ParseSource(file.source); }, &timings);
 
   // Check the requested outputs before any work, so a typo costs nothing.
   std::vector<std::string> outputs = OutputNames(f);
-  std::map<std::string, std::string> out_files = SplitNameValues(opts.outs, "--out");
+  std::map<std::string, std::string> out_files = SplitNameValues(file.Rename(opts.outs), "--out");
   for (const auto& [name, unused] : out_files) {
     if (!Contains(outputs, name))
-      TILEC_USER_ERROR("--out {}: '{}' is not an output of the program (outputs: {})", name, name,
-                       JoinNames(outputs));
+      TILEC_USER_ERROR("--out {}: '{}' is not an output of the program (outputs: {})", file.UserName(name),
+                       file.UserName(name), JoinNames(outputs));
   }
 
-  ShapeLayoutArgs args = ParseShapeLayoutArgs(opts.shapes, opts.layouts);
-  std::map<std::string, InputSource> inputs = LoadInputs(opts, f, args.shapes, global);
+  const ShapeLayoutArgs& args = file.args;
+  std::map<std::string, InputSource> inputs = LoadInputs(opts, f, file, global);
   std::map<std::string, lang::Shape> shapes;
   std::map<std::string, lang::Tensor> tensors;
   std::vector<std::string> origins;
   for (auto& [name, in] : inputs) {
     shapes.emplace(name, in.tensor.shape());
-    origins.push_back(fmt::format("{} = {} ({})", name, lang::ToString(in.tensor.shape()), in.origin));
+    if (!file.constants.count(name))
+      origins.push_back(fmt::format("{} = {} ({})", name, lang::ToString(in.tensor.shape()), in.origin));
     tensors.emplace(name, std::move(in.tensor));
   }
 
@@ -274,18 +279,18 @@ void RunRun(const RunOptions& opts, const GlobalOptions& global) {
     if (opts.check) {
       check = CompareOutput(name, t, reference.at(name), opts);
       mismatched += !check->ok();
-      check_lines.push_back(CheckLine(name, t.shape(), *check, t.size()));
+      check_lines.push_back(CheckLine(file.UserName(name), t.shape(), *check, t.size()));
     }
     const lang::TensorDecl& decl = program.Tensor(name);
     // An `any` output: the layout the compiler chose (the data is logical whatever it is).
     std::string layout = decl.layout.any && layouts.count(name) ? layouts.at(name) : decl.layout.name;
     if (!opts.json) {
       if (decl.layout.any && layouts.count(name)) fmt::print("{}: layout any -> {}\n", name, layout);
-      if (out_files.empty()) fmt::print("{}\n", Summary(name, t));
+      if (out_files.empty()) fmt::print("{}\n", Summary(file.UserName(name), t));
       continue;
     }
     Json o = Json::Object();
-    o.Set("name", name).Set("dtype", lang::Name(t.dtype())).Set("shape", ShapeJson(t.shape()));
+    o.Set("name", file.UserName(name)).Set("dtype", lang::Name(t.dtype())).Set("shape", ShapeJson(t.shape()));
     o.Set("layout", layout);
     if (fit != out_files.end()) o.Set("file", fit->second);
     OutputStats stats = Stats(t);
@@ -341,7 +346,7 @@ Command AddRunCommand(CLI::App& parent, const GlobalOptions& global) {
       "  tilec run examples/conv_relu.tile --random-inputs -s D=f32[1,8,8,4] -s K=f32[3,3,4,4] --check --json\n"
       "  tilec run examples/conv_relu.tile --target opencl --in D=d.npy --layout 'D=order(0,3,1,2)' "
       "--in K=k.npy"));
-  app->add_option("file", opts->file, "Tile source file")->required()->type_name("FILE.tile");
+  app->add_option("file", opts->file, std::string(kProgramFileHelp))->required()->type_name("FILE");
   app->add_option("--in", opts->ins, "An input from a .npy file (repeat per input)")
       ->check(NameValueValidator())
       ->type_name("NAME=FILE.npy")

@@ -16,6 +16,7 @@
 #include "tile_lang/parser.h"
 #include "tools/tilec/bench_util.h"
 #include "tools/tilec/common.h"
+#include "tools/tilec/program_file.h"
 #include "tools/tilec/targets.h"
 
 namespace tilec::tools {
@@ -117,9 +118,10 @@ class ProgressPrinter {
 };
 
 lang::Program BindProgram(const TuneCliOptions& opts, const GlobalOptions& global) {
-  SourceFilePtr source = ReadSourceFile(opts.file);
-  ShapeLayoutArgs args = ParseShapeLayoutArgs(opts.shapes, opts.layouts);
-  lang::ast::Function f = Timed(global, "parse", [&] { return lang::Parse(source); });
+  ProgramFile file = ReadProgramFile(opts.file, opts.shapes, opts.layouts, global);
+  ShapeLayoutArgs args = file.args;
+  args.shapes = file.BindShapes();
+  lang::ast::Function f = Timed(global, "parse", [&] { return lang::Parse(file.source); });
   std::vector<std::string> inputs;
   for (const auto& in : f.inputs) inputs.push_back(in.name);
   for (const std::string& name : inputs)
@@ -236,7 +238,7 @@ Command AddTuneCommand(CLI::App& parent, const GlobalOptions& global) {
       "  tilec tune examples/conv_relu.tile -s D=f32[1,56,56,64] -s K=f32[3,3,64,64]\n"
       "  tilec tune examples/matmul.tile -s A=f32[512,512] -s B=f32[512,512] --target opencl --budget 2m\n"
       "  tilec tune --show examples/conv_relu.tile -s D=f32[1,56,56,64] -s K=f32[3,3,64,64]");
-  app->add_option("file", opts->file, "Tile source file")->required()->type_name("FILE.tile");
+  app->add_option("file", opts->file, std::string(kProgramFileHelp))->required()->type_name("FILE");
   AddShapeLayoutOptions(app, opts->shapes, opts->layouts);
   AddTargetOption(app, opts->target, "to tune for", /*with_ref=*/false);
   app->add_option("--trials", opts->trials, "Candidates measured per kernel at most, the model's pick included")

@@ -1,0 +1,60 @@
+#include "tools/tilec/program_file.h"
+
+namespace tilec::tools {
+
+std::string ProgramFile::TileName(const std::string& name) const {
+  auto it = tile_names.find(name);
+  return it == tile_names.end() ? name : it->second;
+}
+
+std::string ProgramFile::UserName(const std::string& name) const {
+  auto it = onnx_names.find(name);
+  return it == onnx_names.end() ? name : it->second;
+}
+
+std::vector<std::string> ProgramFile::Rename(const std::vector<std::string>& args) const {
+  if (!model) return args;
+  std::vector<std::string> out;
+  for (const std::string& a : args) {
+    size_t eq = a.find('=');
+    out.push_back(eq == std::string::npos ? a : TileName(a.substr(0, eq)) + a.substr(eq));
+  }
+  return out;
+}
+
+std::map<std::string, lang::Shape> ProgramFile::BindShapes() const {
+  std::map<std::string, lang::Shape> shapes = args.shapes;
+  for (const auto& [name, shape] : model_shapes) shapes.emplace(name, shape);
+  return shapes;
+}
+
+ProgramFile ReadProgramFile(const std::string& path, const std::vector<std::string>& shape_args,
+                            const std::vector<std::string>& layout_args, const GlobalOptions& global) {
+  ProgramFile file;
+  if (!onnx_import::IsModelPath(path)) {
+    file.source = ReadSourceFile(path);
+    file.args = ParseShapeLayoutArgs(shape_args, layout_args);
+    return file;
+  }
+  file.model = true;
+  onnx_import::ImportOptions options;
+  ShapeLayoutArgs given = ParseShapeLayoutArgs(shape_args, {});
+  options.shapes = given.shapes;
+  onnx_import::ImportedModel m = Timed(global, "import", [&] { return onnx_import::ImportFile(path, options); });
+  for (const auto& t : m.inputs) {
+    file.tile_names[t.onnx_name] = t.tile_name;
+    file.onnx_names[t.tile_name] = t.onnx_name;
+    file.model_shapes[t.tile_name] = t.shape;
+  }
+  for (const auto& t : m.outputs) {
+    file.tile_names[t.onnx_name] = t.tile_name;
+    file.onnx_names[t.tile_name] = t.onnx_name;
+  }
+  for (auto& [name, t] : m.constants) file.model_shapes[name] = t.shape();
+  file.constants = std::move(m.constants);
+  file.source = MakeSource(path + " (as Tile)", std::move(m.source));
+  file.args = ParseShapeLayoutArgs(file.Rename(shape_args), file.Rename(layout_args));
+  return file;
+}
+
+}  // namespace tilec::tools
