@@ -101,6 +101,12 @@ using Converter = std::function<void(NodeContext&)>;
 
 // --- Helpers for writing Tile -----------------------------------------------------------
 
+// A tensor's name without the escape its source spelling may have
+// (`#input` is the tensor `input`).
+inline std::string TensorName(const std::string& spelling) {
+  return !spelling.empty() && spelling[0] == '#' ? spelling.substr(1) : spelling;
+}
+
 // "i0, i1, i2" for a rank.
 std::vector<std::string> IndexNames(int rank, std::string_view prefix = "i");
 std::string Join(const std::vector<std::string>& parts);

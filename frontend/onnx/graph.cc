@@ -28,6 +28,10 @@ std::string Graph::Unique(std::string_view hint) {
       base += '_';
   }
   while (!base.empty() && base.back() == '_') base.pop_back();
+  // An ONNX name that is a Tile name but for its lower-case first letter
+  // ("input") keeps its spelling, escaped as a tensor name (`#input`).
+  if (base == hint && std::islower(static_cast<unsigned char>(base[0])) && used_.insert(base).second)
+    return "#" + base;
   // A Tile tensor name starts with a capital letter.
   if (base.empty() || !std::isalpha(static_cast<unsigned char>(base[0])))
     base.insert(base.begin(), 'T');

@@ -24,7 +24,8 @@ class Graph {
   const std::string& origin() const { return origin_; }
   std::map<std::string, Value> values;  // by ONNX name
 
-  // A Tile tensor name made from `hint` (any text), not taken before.
+  // A Tile tensor name made from `hint` (any text), not taken before, as
+  // the source spells it (`#input` for an escaped name; see TensorName).
   std::string Unique(std::string_view hint);
   // Reserves an exact Tile name (a graph input's); false if taken.
   bool Reserve(const std::string& name) { return used_.insert(name).second; }
@@ -46,7 +47,7 @@ class Graph {
 
   // The node being converted, for origins.
   void SetCurrentNode(std::string description) { node_ = std::move(description); }
-  void RecordOrigin(const std::string& tile) { origins_[tile].push_back(node_); }
+  void RecordOrigin(const std::string& tile) { origins_[TensorName(tile)].push_back(node_); }
 
   const std::vector<std::string>& statements() const { return statements_; }
   const std::vector<std::pair<std::string, std::shared_ptr<const lang::Tensor>>>& constants() const {

@@ -180,8 +180,9 @@ ImportedModel Import(std::string_view bytes, std::string_view origin_view, const
       graph.values[in.name()] = Value{"", v->second.shape(), std::make_shared<const lang::Tensor>(v->second)};
       continue;
     }
-    ModelTensor t{in.name(), graph.Unique(in.name()), InputShape(in, options)};
-    graph.values[in.name()] = Value{t.tile_name, t.shape, nullptr};
+    std::string spelling = graph.Unique(in.name());
+    ModelTensor t{in.name(), TensorName(spelling), InputShape(in, options)};
+    graph.values[in.name()] = Value{spelling, t.shape, nullptr};
     out.inputs.push_back(t);
   }
   std::map<std::string, bool> given;
@@ -255,7 +256,7 @@ ImportedModel Import(std::string_view bytes, std::string_view origin_view, const
           Value& v = graph.values[node.output(i)];
           if (!v.IsConstant() && !v.tile.empty()) {
             emitted[v.tile] = v.shape;
-            index[v.tile] = i;
+            index[TensorName(v.tile)] = i;
           }
         }
         std::map<std::string, lang::Tensor> results = graph.EndFold(emitted);
@@ -293,7 +294,7 @@ ImportedModel Import(std::string_view bytes, std::string_view origin_view, const
   std::vector<std::string> tail;
   std::set<std::string> returned;
   std::set<std::string> input_names;
-  for (const ModelTensor& t : out.inputs) input_names.insert(t.tile_name);
+  for (const ModelTensor& t : out.inputs) input_names.insert("#" + t.tile_name), input_names.insert(t.tile_name);
   for (const auto& o : g.output()) {
     auto it = graph.values.find(o.name());
     if (it == graph.values.end()) TILEC_USER_ERROR("{}: model output '{}' is not computed by any node", origin, o.name());
@@ -307,14 +308,14 @@ ImportedModel Import(std::string_view bytes, std::string_view origin_view, const
     }
     returned.insert(name);
     out_names.push_back(name);
-    out.outputs.push_back(ModelTensor{o.name(), name, v.shape});
+    out.outputs.push_back(ModelTensor{o.name(), TensorName(name), v.shape});
   }
 
   std::vector<std::string> params;
-  for (const ModelTensor& t : out.inputs) params.push_back(t.tile_name);
+  for (const ModelTensor& t : out.inputs) params.push_back(graph.values.at(t.onnx_name).tile);
   for (const auto& [name, t] : graph.constants()) {
     params.push_back(name);
-    out.constants[name] = *t;
+    out.constants[TensorName(name)] = *t;
   }
   std::string src = fmt::format("// Imported from {} ({}opset {}).\n", origin,
                                 out.producer.empty() ? "" : out.producer + ", ", out.opset);

@@ -248,6 +248,7 @@ Command AddBenchCommand(CLI::App& parent, const GlobalOptions& global) {
       "  tilec bench examples/conv_relu.tile -s D=f32[1,14,14,256] -s K=f32[3,3,256,256] --constant K\n"
       "  tilec bench examples/matmul.tile -s 'A=f32[512,512]:order(1,0)' -s B=f32[512,512] --target opencl"));
   app->add_option("file", opts->file, std::string(kProgramFileHelp))->required()->type_name("FILE");
+  AddWeightsOption(app);
   AddShapeLayoutOptions(app, opts->shapes, opts->layouts);
   AddTargetOption(app, opts->target, "to time", /*with_ref=*/true);
   app->add_option("--runs", opts->runs, "Timed executions (at least 1)")

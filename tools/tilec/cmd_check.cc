@@ -77,6 +77,7 @@ Command AddCheckCommand(CLI::App& parent, const GlobalOptions& global) {
               "--layout 'R=order(0,3,1,2)'\n"
               "  tilec check examples/conv_relu.tile -s D=f32[1,56,56,64] -s K=f32[3,3,64,64] --json"));
   app->add_option("file", opts->file, std::string(kProgramFileHelp))->required()->type_name("FILE");
+  AddWeightsOption(app);
   AddShapeLayoutOptions(app, opts->shapes, opts->layouts);
   AddJsonFlag(app, opts->json, "file, inputs, outputs, tensors [{name, role, dtype, shape, layout}]");
   return {app, [opts, &global] { RunCheck(*opts, global); }};

@@ -189,6 +189,7 @@ void RunCompile(const CompileOptions& o, const GlobalOptions& global, bool expla
 
 void AddShared(CLI::App* app, CompileOptions& o) {
   app->add_option("file", o.file, std::string(kProgramFileHelp))->required()->type_name("FILE");
+  AddWeightsOption(app);
   AddShapeLayoutOptions(app, o.shapes, o.layouts);
   AddTargetOption(app, o.target,
                   "whose hardware model shapes the kernels and whose language the code is in (--emit cl "

@@ -359,6 +359,7 @@ Command AddRunCommand(CLI::App& parent, const GlobalOptions& global) {
   CLI::Option* random = app->add_flag("--random-inputs", opts->random_inputs,
                                       "Generate the inputs given by -s with pseudo-random values "
                                       "(floats in [-1, 1), ints in [-8, 8])");
+  AddWeightsOption(app);
   AddShapeLayoutOptions(app, opts->shapes, opts->layouts,
                         "Shape of a random input and optionally its layout, e.g. -s A=f32[32,224,224,64] or "
                         "-s A=f32[1,64,56,56]:nChw16c (layouts: oneDNN tags such as acdb or aBcd16b, named "

@@ -239,6 +239,7 @@ Command AddTuneCommand(CLI::App& parent, const GlobalOptions& global) {
       "  tilec tune examples/matmul.tile -s A=f32[512,512] -s B=f32[512,512] --target opencl --budget 2m\n"
       "  tilec tune --show examples/conv_relu.tile -s D=f32[1,56,56,64] -s K=f32[3,3,64,64]");
   app->add_option("file", opts->file, std::string(kProgramFileHelp))->required()->type_name("FILE");
+  AddWeightsOption(app);
   AddShapeLayoutOptions(app, opts->shapes, opts->layouts);
   AddTargetOption(app, opts->target, "to tune for", /*with_ref=*/false);
   app->add_option("--trials", opts->trials, "Candidates measured per kernel at most, the model's pick included")

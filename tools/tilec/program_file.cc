@@ -1,5 +1,9 @@
 #include "tools/tilec/program_file.h"
 
+#include <filesystem>
+
+#include "runtime/npy.h"
+
 namespace tilec::tools {
 
 std::string ProgramFile::TileName(const std::string& name) const {
@@ -28,12 +32,48 @@ std::map<std::string, lang::Shape> ProgramFile::BindShapes() const {
   return shapes;
 }
 
+std::string& WeightsDir() {
+  static std::string dir;
+  return dir;
+}
+
+CLI::Option* AddWeightsOption(CLI::App* app) {
+  return app->add_option("--weights", WeightsDir(),
+                         "A folder of constant inputs, NAME.npy each (what `tilec import` writes for a model's "
+                         "weights): they are given to the program and marked constant")
+      ->type_name("DIR");
+}
+
+namespace {
+
+// The constants of --weights DIR: every NAME.npy in it.
+void ReadWeights(ProgramFile& file, const GlobalOptions& global) {
+  const std::string& dir = WeightsDir();
+  if (dir.empty()) return;
+  namespace fs = std::filesystem;
+  std::error_code ec;
+  if (!fs::is_directory(dir, ec)) TILEC_USER_ERROR("--weights {}: not a folder", dir);
+  Timed(global, "read weights", [&] {
+    for (const auto& e : fs::directory_iterator(dir)) {
+      if (e.path().extension() != ".npy") continue;
+      std::string name = e.path().stem().string();
+      if (file.constants.count(name)) continue;  // the model's own
+      lang::Tensor t = runtime::ReadNpy(e.path().string());
+      file.model_shapes[name] = t.shape();
+      file.constants[name] = std::move(t);
+    }
+  });
+}
+
+}  // namespace
+
 ProgramFile ReadProgramFile(const std::string& path, const std::vector<std::string>& shape_args,
                             const std::vector<std::string>& layout_args, const GlobalOptions& global) {
   ProgramFile file;
   if (!onnx_import::IsModelPath(path)) {
     file.source = ReadSourceFile(path);
     file.args = ParseShapeLayoutArgs(shape_args, layout_args);
+    ReadWeights(file, global);
     return file;
   }
   file.model = true;
@@ -54,6 +94,7 @@ ProgramFile ReadProgramFile(const std::string& path, const std::vector<std::stri
   file.constants = std::move(m.constants);
   file.source = MakeSource(path + " (as Tile)", std::move(m.source));
   file.args = ParseShapeLayoutArgs(file.Rename(shape_args), file.Rename(layout_args));
+  ReadWeights(file, global);
   return file;
 }
 

@@ -40,6 +40,11 @@ struct ProgramFile {
 ProgramFile ReadProgramFile(const std::string& path, const std::vector<std::string>& shape_args,
                             const std::vector<std::string>& layout_args, const GlobalOptions& global);
 
+// `--weights DIR` (one subcommand runs per process): a Tile program's
+// constant inputs as DIR/NAME.npy, as `tilec import` writes a model's.
+std::string& WeightsDir();
+CLI::Option* AddWeightsOption(CLI::App* app);
+
 // Help text for a subcommand's FILE argument.
 inline constexpr std::string_view kProgramFileHelp =
     "Tile source file, or an ONNX model (FILE.onnx) imported as one Tile program";
