@@ -105,11 +105,11 @@ Command AddOptCommand(CLI::App& parent, const GlobalOptions& global) {
       "The input is sem text as `tilec compile --emit sem` prints it (docs/architecture.md, \"The sem text\");\n"
       "it is verified after parsing. Passes: simplify (sem::Simplify), verify (sem::Verify, which also runs\n"
       "after every pass).\n\nExamples:\n"
-      "  tilec compile examples/matmul.tile -s A=f32[5,7] -s B=f32[7,13] --emit sem > matmul.sem\n"
       "  tilec opt matmul.sem --pass simplify\n"
       "  tilec opt matmul.sem --emit llvm --cpu x86-64-v4\n"
       "  tilec opt matmul.sem --emit cl\n"
-      "  tilec compile examples/relu.tile -s I=f32[9] --emit sem | tilec opt - --pass verify"));
+      "  tilec compile examples/relu.tile -s X=f32[3,5,7] --emit sem | tilec opt - --pass verify\n"
+      "  tilec compile examples/matmul.tile -s A=f32[5,7] -s B=f32[7,13] --emit sem > matmul.sem   # an input"));
   app->add_option("file", opts->file, "sem text ('-': standard input)")->required()->type_name("FILE.sem");
   app->add_option("--pass", opts->passes, "A pass to run (repeat for several, run in order): simplify, verify")
       ->type_name("NAME")
