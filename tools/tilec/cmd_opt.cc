@@ -102,7 +102,7 @@ Command AddOptCommand(CLI::App& parent, const GlobalOptions& global) {
   auto opts = std::make_shared<OptOptions>();
   CLI::App* app = parent.add_subcommand("opt", "Run sem passes on sem text and print the result or its target code");
   app->footer(Footer(
-      "The input is sem text as `tilec compile --emit sem` prints it (docs/architecture.md, \"The sem text\");\n"
+      "The input is sem text as `tilec compile --emit sem` prints it (docs/architecture.md, \"The sem text and tilec opt\");\n"
       "it is verified after parsing. Passes: simplify (sem::Simplify), verify (sem::Verify, which also runs\n"
       "after every pass).\n\nExamples:\n"
       "  tilec opt matmul.sem --pass simplify\n"
