@@ -203,6 +203,30 @@ TEST(SemParser, NamesResolveByScope) {
   EXPECT_EQ(As<Store>(s.at(2))->index->type, Type::Index());
 }
 
+// Words of the notation (`stream`, built-in function names, `true`) are
+// ordinary names where the text uses them so.
+TEST(SemParser, NotationWordsAsNames) {
+  const std::string text =
+      "kernel void k(global float* out, global const float* stream, float min, bool true) index(i32) {\n"
+      "  out[0] = stream[1];\n  out[1] = stream;\n  out[2] = stream min;\n  out[3] = min(min, stream[2]);\n"
+      "  out[4] = select(true, min, 0.0f);\n}\n";
+  try {
+    ParseText(text);
+    ADD_FAILURE() << "a stored pointer parsed";
+  } catch (const UserError& e) {
+    EXPECT_EQ(e.span().begin.line, 3) << e.Render();  // `out[1] = stream;` stores a pointer
+  }
+  std::string valid = text.substr(0, text.find("  out[1]")) + text.substr(text.find("  out[2]"));
+  Module m = ParseText(valid);
+  EXPECT_EQ(Print(m), valid);
+  const auto& s = As<Block>(m.functions[0].body)->stmts;
+  EXPECT_FALSE(As<Store>(s.at(0))->streaming);
+  EXPECT_TRUE(As<Store>(s.at(1))->streaming);
+  EXPECT_TRUE(As<VarRef>(As<Store>(s.at(1))->value));
+  EXPECT_TRUE(As<Binary>(As<Store>(s.at(2))->value));
+  EXPECT_TRUE(As<VarRef>(As<Select>(As<Store>(s.at(3))->value)->cond));
+}
+
 TEST(SemParser, SkipsCommentsOutsideFunctions) {
   Module m = ParseText("// ----- sem\nkernel void a() index(i32) {\n}\n// ----- sem\n// RUN: x\nkernel void b() index(i32) {\n  // kept\n}\n");
   ASSERT_EQ(m.functions.size(), 2u);

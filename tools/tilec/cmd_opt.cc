@@ -102,9 +102,9 @@ Command AddOptCommand(CLI::App& parent, const GlobalOptions& global) {
   auto opts = std::make_shared<OptOptions>();
   CLI::App* app = parent.add_subcommand("opt", "Run sem passes on sem text and print the result or its target code");
   app->footer(Footer(
-      "The input is sem text as `tilec compile --emit sem` prints it (docs/architecture.md, \"The sem text and tilec opt\");\n"
-      "it is verified after parsing. Passes: simplify (sem::Simplify), verify (sem::Verify, which also runs\n"
-      "after every pass).\n\nExamples:\n"
+      "The input is sem text as `tilec compile --emit sem` prints it (docs/architecture.md, \"The sem text\n"
+      "and tilec opt\"); it is verified after parsing. Passes: simplify (sem::Simplify), verify (sem::Verify,\n"
+      "which also runs after every pass).\n\nExamples:\n"
       "  tilec opt matmul.sem --pass simplify\n"
       "  tilec opt matmul.sem --emit llvm --cpu x86-64-v4\n"
       "  tilec opt matmul.sem --emit cl\n"
