@@ -5,7 +5,7 @@
 # (an input running longer than 25 s, or TILEC_FUZZ_TIMEOUT) or InternalError
 # fails the script; the failing input is left in build-fuzz/findings/ (see docs/testing.md).
 #   scripts/fuzz.sh [RUNS] [HARNESS...]     RUNS defaults to 20000; harnesses:
-#                                           parse bind compile npy layout capi
+#                                           parse bind compile npy layout capi sem
 # CI (scripts/test.sh) runs `scripts/fuzz.sh 20000`; a campaign is
 # `scripts/fuzz.sh 1000000`. TILEC_FUZZ_SEED (default 1) picks the seed;
 # TILEC_FUZZ_TIMEOUT (default 25) the seconds after which an input counts as
@@ -16,7 +16,7 @@ cd "$(dirname "$0")/.."
 RUNS="${1:-20000}"
 shift || true
 HARNESSES=("$@")
-if ((${#HARNESSES[@]} == 0)); then HARNESSES=(parse bind compile npy layout capi); fi
+if ((${#HARNESSES[@]} == 0)); then HARNESSES=(parse bind compile npy layout capi sem); fi
 SEED="${TILEC_FUZZ_SEED:-1}"
 TIMEOUT="${TILEC_FUZZ_TIMEOUT:-25}"
 JOBS="${TILEC_JOBS:-2}"
@@ -37,7 +37,7 @@ seeds() {
     parse) echo examples tests/data/parse ;;
     bind | compile) echo examples ;;
     capi) echo examples tests/fuzz/seeds/capi ;;
-    npy | layout) echo "tests/fuzz/seeds/$1" ;;
+    npy | layout | sem) echo "tests/fuzz/seeds/$1" ;;
   esac
   if [[ -d "tests/fuzz/regressions/$1" ]]; then echo "tests/fuzz/regressions/$1"; fi
 }

@@ -286,4 +286,14 @@ void Verify(const Module& m) {
   }
 }
 
+std::vector<std::string> Problems(const Module& m) {
+  std::vector<std::string> out;
+  std::set<std::string> names;
+  for (const Function& f : m.functions) {
+    for (const std::string& p : FunctionProblems(f)) out.push_back(fmt::format("{}: {}", f.name, p));
+    if (!names.insert(f.name).second) out.push_back(fmt::format("the module defines '{}' twice", f.name));
+  }
+  return out;
+}
+
 }  // namespace tilec::sem

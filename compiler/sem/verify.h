@@ -27,11 +27,20 @@
 // every problem found (a bad sem tree is a bug in the generator).
 #pragma once
 
+#include <string>
+#include <vector>
+
 #include "compiler/sem/ir.h"
 
 namespace tilec::sem {
 
 void Verify(const Function& f);
 void Verify(const Module& m);  // each function; also rejects duplicate names
+
+// What Verify(m) rejects, without throwing: one line per problem, each
+// naming its function ("kernel_0: 'x' is used but not declared"); empty
+// when `m` is valid. For sem text a user wrote (`tilec opt`), where a
+// problem is the user's error rather than a bug.
+std::vector<std::string> Problems(const Module& m);
 
 }  // namespace tilec::sem

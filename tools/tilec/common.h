@@ -56,6 +56,7 @@ Command AddLayoutCommand(CLI::App& parent, const GlobalOptions& global);
 Command AddCacheCommand(CLI::App& parent, const GlobalOptions& global);
 Command AddTuneCommand(CLI::App& parent, const GlobalOptions& global);
 Command AddImportCommand(CLI::App& parent, const GlobalOptions& global);
+Command AddOptCommand(CLI::App& parent, const GlobalOptions& global);
 
 // --- One vocabulary ------------------------------------------------------------------------
 //
