@@ -109,7 +109,8 @@ class CliTest(unittest.TestCase):
                              ("layout", ["-s,--shape", "--form"]),
                              ("cache", ["info", "list", "clear"]),
                              ("tune", [*shared, "--target", "--trials", "--budget", "--seed", "--show"]),
-                             ("opt", ["--pass", "simplify", "--emit", "llvm-opt", "--target", "--cpu", "-o,--output"])]:
+                             ("opt", ["--pass", "simplify", "--emit", "llvm-opt", "--target", "--cpu", "-o,--output"]),
+                             ("import", ["-o,--output", "--weights", "-s,--shape", "--ops"])]:
             with self.subTest(sub=sub):
                 r = run(sub, "--help")
                 self.assertExit(r, 0)
@@ -128,7 +129,7 @@ class CliTest(unittest.TestCase):
         self.assertExit(r, 0)
         listed = re.findall(r"^  (\w+) {2,}\S", r.stdout.split("Subcommands:")[1].split("Exit codes")[0], re.M)
         self.assertEqual(listed, ["check", "run", "compile", "explain", "devices", "bench", "layout", "cache", "tune",
-                                  "opt"])
+                                  "opt", "import"])
         self.assertIn("-q,--quiet", r.stdout)
 
     def test_usage_errors_exit_2(self) -> None:

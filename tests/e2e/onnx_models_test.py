@@ -1,0 +1,176 @@
+"""Whole models through `tilec`: torchvision's classifiers and a transformer
+encoder layer (random weights, eval mode, reduced sizes) exported to ONNX at
+opset 13, imported and run by the command line, compared with PyTorch's own
+outputs (normwise relative error <= 1e-4); `tilec import` and `run --weights`
+on the written program; and the errors a user sees for a model Tilec cannot
+run.
+
+    /usr/bin/python3 tests/e2e/onnx_models_test.py --tilec build/tools/tilec [--only resnet18]
+"""
+import argparse
+import os
+import subprocess
+import sys
+import tempfile
+import unittest
+
+import numpy as np
+
+TILEC = None
+ONLY = None
+
+
+def run(*args, check=True):
+    r = subprocess.run([TILEC, *map(str, args)], capture_output=True, text=True, timeout=900)
+    if check and r.returncode != 0:
+        raise AssertionError(f"tilec {' '.join(map(str, args))} exited {r.returncode}:\n{r.stderr}")
+    return r
+
+
+def rel_error(got, want):
+    return float(np.linalg.norm(got.astype(np.float64) - want) / max(np.linalg.norm(want), 1e-30))
+
+
+# (name, builder, input shape): reduced sizes, so that ctest stays quick.
+def models():
+    import torch
+    import torchvision
+
+    def encoder():
+        return torch.nn.TransformerEncoderLayer(d_model=64, nhead=4, dim_feedforward=256, batch_first=True,
+                                                dropout=0.0)
+    return [
+        ("resnet18", lambda: torchvision.models.resnet18(num_classes=10), (2, 3, 40, 40)),
+        ("resnet50", lambda: torchvision.models.resnet50(num_classes=10), (1, 3, 32, 32)),
+        ("mobilenet_v2", lambda: torchvision.models.mobilenet_v2(num_classes=10), (2, 3, 36, 36)),
+        ("encoder", encoder, (2, 16, 64)),
+    ]
+
+
+class ModelsTest(unittest.TestCase):
+    @classmethod
+    def setUpClass(cls):
+        cls.tmp = tempfile.TemporaryDirectory(prefix="tilec_onnx_models_")
+
+    @classmethod
+    def tearDownClass(cls):
+        cls.tmp.cleanup()
+
+    def export(self, name, build, shape):
+        import torch
+        torch.manual_seed(0)
+        model = build().eval()
+        x = torch.randn(*shape)
+        path = os.path.join(self.tmp.name, name + ".onnx")
+        torch.onnx.export(model, x, path, opset_version=13, input_names=["input"], output_names=["output"])
+        with torch.no_grad():
+            want = model(x).numpy()
+        xp = os.path.join(self.tmp.name, name + "_x.npy")
+        np.save(xp, x.numpy())
+        return path, xp, want
+
+    def test_models_match_pytorch(self):
+        for name, build, shape in models():
+            if ONLY and ONLY not in name:
+                continue
+            with self.subTest(model=name):
+                path, xp, want = self.export(name, build, shape)
+                targets = ["llvm", "opencl"] if name in ("resnet18", "encoder") else ["llvm"]
+                for target in targets:
+                    yp = os.path.join(self.tmp.name, f"{name}_{target}_y.npy")
+                    run("run", path, "--target", target, "--in", f"input={xp}", "--out", f"output={yp}")
+                    err = rel_error(np.load(yp), want)
+                    self.assertLessEqual(err, 1e-4, f"{name} on {target}: normwise relative error {err:.3g}")
+
+    def test_import_writes_a_program_that_runs_with_its_weights(self):
+        import torch
+        path, xp, want = self.export("small", lambda: torch.nn.Sequential(
+            torch.nn.Conv2d(3, 8, 3, padding=1), torch.nn.BatchNorm2d(8), torch.nn.ReLU(),
+            torch.nn.AdaptiveAvgPool2d(1), torch.nn.Flatten(), torch.nn.Linear(8, 5)), (1, 3, 9, 11))
+        tile = os.path.join(self.tmp.name, "small.tile")
+        r = run("import", path, "-o", tile)
+        self.assertIn("constants", r.stderr)
+        weights = os.path.join(self.tmp.name, "small.weights")
+        self.assertTrue(os.path.isdir(weights))
+        with open(tile) as f:
+            text = f.read()
+        self.assertIn("function (#input", text)
+        self.assertIn("-> (#output)", text)
+        yp = os.path.join(self.tmp.name, "small_y.npy")
+        run("run", tile, "--weights", weights, "--in", f"input={xp}", "--out", f"output={yp}")
+        self.assertLessEqual(rel_error(np.load(yp), want), 1e-4)
+        # The same model checked against the reference evaluator.
+        r = run("run", path, "--random-inputs", "--check")
+        self.assertIn("check output", r.stdout)
+        self.assertIn("OK", r.stdout)
+
+    def test_batch_norm_after_conv_is_folded_into_its_weights(self):
+        import onnx
+        import torch
+        from onnx import TensorProto, helper, numpy_helper
+        rng = np.random.default_rng(3)
+        w = rng.standard_normal((6, 4, 3, 3)).astype(np.float32)
+        b = rng.standard_normal(6).astype(np.float32)
+        scale, beta, mean = (rng.standard_normal(6).astype(np.float32) for _ in range(3))
+        var = rng.uniform(0.5, 2, 6).astype(np.float32)
+        inits = [numpy_helper.from_array(a, n) for a, n in
+                 [(w, "w"), (b, "b"), (scale, "s"), (beta, "beta"), (mean, "m"), (var, "v")]]
+        nodes = [helper.make_node("Conv", ["x", "w", "b"], ["c"], pads=[1, 1, 1, 1], strides=[2, 1]),
+                 helper.make_node("BatchNormalization", ["c", "s", "beta", "m", "v"], ["y"], epsilon=1e-3)]
+        graph = helper.make_graph(nodes, "g", [helper.make_tensor_value_info("x", TensorProto.FLOAT, [1, 4, 9, 7])],
+                                  [helper.make_tensor_value_info("y", TensorProto.FLOAT, None)], inits)
+        path = os.path.join(self.tmp.name, "conv_bn.onnx")
+        onnx.save(helper.make_model(graph, opset_imports=[helper.make_opsetid("", 13)]), path)
+        r = run("import", path)
+        self.assertIn("1 BatchNormalizations folded", r.stderr)
+        self.assertNotIn("sqrt", r.stdout)  # nothing of the normalization is left to run
+        x = rng.standard_normal((1, 4, 9, 7)).astype(np.float32)
+        xp, yp = os.path.join(self.tmp.name, "cb_x.npy"), os.path.join(self.tmp.name, "cb_y.npy")
+        np.save(xp, x)
+        run("run", path, "--in", f"x={xp}", "--out", f"y={yp}")
+        t = torch.nn.functional.conv2d(torch.from_numpy(x), torch.from_numpy(w), torch.from_numpy(b), (2, 1), 1)
+        want = torch.nn.functional.batch_norm(t, torch.from_numpy(mean), torch.from_numpy(var), torch.from_numpy(scale),
+                                              torch.from_numpy(beta), eps=1e-3).numpy()
+        self.assertLessEqual(rel_error(np.load(yp), want), 1e-5)
+
+    def test_unsupported_model_lists_every_missing_op(self):
+        import onnx
+        from onnx import TensorProto, helper
+        nodes = [helper.make_node("NonZero", ["x"], ["a"], name="first"),
+                 helper.make_node("Relu", ["x"], ["r"]),
+                 helper.make_node("Unique", ["r"], ["b"], name="second")]
+        graph = helper.make_graph(nodes, "g", [helper.make_tensor_value_info("x", TensorProto.FLOAT, [4])],
+                                  [helper.make_tensor_value_info("a", TensorProto.INT64, None),
+                                   helper.make_tensor_value_info("b", TensorProto.FLOAT, None)])
+        path = os.path.join(self.tmp.name, "unsupported.onnx")
+        onnx.save(helper.make_model(graph, opset_imports=[helper.make_opsetid("", 13)]), path)
+        r = run("run", path, "--random-inputs", check=False)
+        self.assertEqual(r.returncode, 1, r.stderr)
+        self.assertIn("2 nodes of the model cannot be imported", r.stderr)
+        self.assertIn("'first' (NonZero) at opset 13: no converter for NonZero", r.stderr)
+        self.assertIn("'second' (Unique) at opset 13: no converter for Unique", r.stderr)
+
+    def test_bad_files_are_user_errors(self):
+        bad = os.path.join(self.tmp.name, "bad.onnx")
+        with open(bad, "wb") as f:
+            f.write(b"\x01\x02 this is not a protobuf \xff\xff\xff")
+        r = run("check", bad, check=False)
+        self.assertEqual(r.returncode, 1, r.stderr)
+        self.assertIn("not an ONNX model", r.stderr)
+        r = run("check", os.path.join(self.tmp.name, "missing.onnx"), check=False)
+        self.assertEqual(r.returncode, 1, r.stderr)
+        self.assertIn("cannot read model", r.stderr)
+
+
+def main():
+    global TILEC, ONLY
+    p = argparse.ArgumentParser()
+    p.add_argument("--tilec", required=True)
+    p.add_argument("--only")
+    args, rest = p.parse_known_args()
+    TILEC, ONLY = args.tilec, args.only
+    unittest.main(argv=[sys.argv[0], *rest], verbosity=2)
+
+
+if __name__ == "__main__":
+    main()
