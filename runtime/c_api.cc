@@ -8,6 +8,7 @@
 #include <new>
 #include <optional>
 
+#include "frontend/onnx/import.h"
 #include "runtime/handle_registry.h"
 #include "runtime/program_cache.h"
 #include "runtime/settings.h"
@@ -44,6 +45,23 @@ struct ProgramObject {
   std::vector<TensorInfo> inputs, outputs;
   bool in_place_runnable = false;  // Program::InPlaceRunnable
 };
+
+// An imported model and the storage its tilec_model_tensor pointers use.
+struct ModelObject {
+  onnx_import::ImportedModel model;
+  struct Entry {
+    std::string name, tile_name;
+    std::vector<int64_t> dims;
+    const lang::Tensor* data = nullptr;
+    tilec_model_tensor info{};
+  };
+  std::vector<Entry> inputs, outputs, constants;
+};
+
+HandleRegistry<ModelObject>& Models() {
+  static HandleRegistry<ModelObject> r;
+  return r;
+}
 
 HandleRegistry<ErrorObject>& Errors() {
   static HandleRegistry<ErrorObject> r;
@@ -534,6 +552,111 @@ tilec_status tilec_program_run_memory(tilec_program program, const tilec_tensor*
                                       const tilec_tensor* outputs, const tilec_memory* output_memory,
                                       size_t num_outputs, tilec_error* error) {
   return Run(program, inputs, input_memory, num_inputs, outputs, output_memory, num_outputs, error);
+}
+
+// --- Models ----------------------------------------------------------------------------
+
+namespace {
+
+std::shared_ptr<ModelObject> LiveModel(tilec_model m) {
+  if (!m) TILEC_USAGE_ERROR("the model is NULL");
+  std::shared_ptr<ModelObject> o = Models().Get(Value(m));
+  if (!o) TILEC_USAGE_ERROR("the model handle is not a live model (released already, or never imported)");
+  return o;
+}
+
+tilec_status GetModelTensor(tilec_model model, size_t index, tilec_model_tensor* info, tilec_error* error,
+                            std::vector<ModelObject::Entry> ModelObject::*which, const char* what) {
+  return Guard(error, [&] {
+    std::shared_ptr<ModelObject> m = LiveModel(model);
+    RequireOut(info, "info");
+    const auto& list = (*m).*which;
+    if (index >= list.size()) TILEC_USAGE_ERROR("{} index {} is out of range (the model has {})", what, index, list.size());
+    *info = list[index].info;
+  });
+}
+
+}  // namespace
+
+tilec_status tilec_model_import_onnx(const void* bytes, size_t size, const char* origin,
+                                     const tilec_tensor_spec* shapes, size_t num_shapes, tilec_model* model,
+                                     tilec_error* error) {
+  return Guard(error, [&] {
+    RequireOut(model, "the model out pointer");
+    *model = nullptr;
+    if (!bytes && size > 0) TILEC_USAGE_ERROR("{} bytes but the pointer is NULL", size);
+    if (num_shapes > 0 && !shapes) TILEC_USAGE_ERROR("{} shapes but the array is NULL", num_shapes);
+    onnx_import::ImportOptions options;
+    for (size_t i = 0; i < num_shapes; ++i) {
+      auto what = [&] { return fmt::format("shapes[{}]", i); };
+      if (!shapes[i].name) TILEC_USAGE_ERROR("{}: the name is NULL", what());
+      options.shapes[shapes[i].name] =
+          lang::Shape{ToDataType(shapes[i].dtype, what), Dims(shapes[i].rank, shapes[i].dims, what)};
+    }
+    auto m = std::make_shared<ModelObject>();
+    m->model = onnx_import::Import(std::string_view(static_cast<const char*>(bytes), size),
+                                   origin ? origin : "<model>", options);
+    auto add = [](std::vector<ModelObject::Entry>& list, const std::string& name, const std::string& tile,
+                  const lang::Shape& shape, const lang::Tensor* data) {
+      ModelObject::Entry e;
+      e.name = name;
+      e.tile_name = tile;
+      e.dims = shape.dims;
+      e.data = data;
+      e.info.dtype = static_cast<tilec_dtype>(shape.dtype);
+      e.info.rank = shape.rank();
+      list.push_back(std::move(e));
+    };
+    for (const auto& t : m->model.inputs) add(m->inputs, t.onnx_name, t.tile_name, t.shape, nullptr);
+    for (const auto& t : m->model.outputs) add(m->outputs, t.onnx_name, t.tile_name, t.shape, nullptr);
+    for (const auto& [name, t] : m->model.constants) add(m->constants, name, name, t.shape(), &t);
+    for (auto* list : {&m->inputs, &m->outputs, &m->constants})
+      for (ModelObject::Entry& e : *list) {
+        e.info.name = e.name.c_str();
+        e.info.tile_name = e.tile_name.c_str();
+        e.info.dims = e.dims.data();
+        e.info.data = e.data ? e.data->data() : nullptr;
+        e.info.bytes = e.data ? e.data->bytes() : 0;
+      }
+    *model = Handle<tilec_model>(Models().Add(std::move(m)));
+  });
+}
+
+tilec_status tilec_model_release(tilec_model model) {
+  return Guard(nullptr, [&] {
+    LiveModel(model);
+    Models().Remove(Value(model));
+  });
+}
+
+tilec_status tilec_model_source(tilec_model model, const char** source, tilec_error* error) {
+  return Guard(error, [&] {
+    std::shared_ptr<ModelObject> m = LiveModel(model);
+    RequireOut(source, "source");
+    *source = m->model.source.c_str();
+  });
+}
+
+tilec_status tilec_model_counts(tilec_model model, size_t* inputs, size_t* outputs, size_t* constants,
+                                tilec_error* error) {
+  return Guard(error, [&] {
+    std::shared_ptr<ModelObject> m = LiveModel(model);
+    if (inputs) *inputs = m->inputs.size();
+    if (outputs) *outputs = m->outputs.size();
+    if (constants) *constants = m->constants.size();
+  });
+}
+
+tilec_status tilec_model_input(tilec_model model, size_t index, tilec_model_tensor* info, tilec_error* error) {
+  return GetModelTensor(model, index, info, error, &ModelObject::inputs, "input");
+}
+
+tilec_status tilec_model_output(tilec_model model, size_t index, tilec_model_tensor* info, tilec_error* error) {
+  return GetModelTensor(model, index, info, error, &ModelObject::outputs, "output");
+}
+
+tilec_status tilec_model_constant(tilec_model model, size_t index, tilec_model_tensor* info, tilec_error* error) {
+  return GetModelTensor(model, index, info, error, &ModelObject::constants, "constant");
 }
 
 }  // extern "C"

@@ -307,6 +307,44 @@ TILEC_API tilec_status tilec_program_run_memory(tilec_program program, const til
                                                 const tilec_memory* output_memory,
                                                 size_t num_outputs, tilec_error* error);
 
+/* ---- Models (ONNX) --------------------------------------------------------------------- */
+
+/* An ONNX model imported as one Tile program (docs/onnx.md): compile its
+ * source with tilec_program_compile, giving its inputs and its constants
+ * (the weights, marked as constant inputs), and run it like any program. */
+typedef struct tilec_model_s* tilec_model;
+
+/* A model input, output or constant. Pointers stay valid as long as the model. */
+typedef struct tilec_model_tensor {
+  const char* name;      /* as in the ONNX graph */
+  const char* tile_name; /* the program's input or output (for a constant, its input) */
+  tilec_dtype dtype;
+  int rank;
+  const int64_t* dims;
+  const void* data; /* a constant's values, row-major; NULL for inputs and outputs */
+  size_t bytes;     /* of data */
+} tilec_model_tensor;
+
+/* Imports the ONNX model in `bytes` (`origin` names it in messages; may be
+ * NULL). `shapes` gives the shapes of graph inputs, by ONNX name, where the
+ * model leaves dimensions symbolic (NULL/0: none; layouts are ignored).
+ * TILEC_ERROR_USER naming every node that cannot be converted. */
+TILEC_API tilec_status tilec_model_import_onnx(const void* bytes, size_t size, const char* origin,
+                                               const tilec_tensor_spec* shapes, size_t num_shapes,
+                                               tilec_model* model, tilec_error* error);
+TILEC_API tilec_status tilec_model_release(tilec_model model);
+/* The Tile program (valid as long as the model). */
+TILEC_API tilec_status tilec_model_source(tilec_model model, const char** source, tilec_error* error);
+/* Counts of graph inputs, outputs and constants; any out pointer may be NULL. */
+TILEC_API tilec_status tilec_model_counts(tilec_model model, size_t* inputs, size_t* outputs,
+                                          size_t* constants, tilec_error* error);
+TILEC_API tilec_status tilec_model_input(tilec_model model, size_t index, tilec_model_tensor* info,
+                                         tilec_error* error);
+TILEC_API tilec_status tilec_model_output(tilec_model model, size_t index, tilec_model_tensor* info,
+                                          tilec_error* error);
+TILEC_API tilec_status tilec_model_constant(tilec_model model, size_t index, tilec_model_tensor* info,
+                                            tilec_error* error);
+
 #ifdef __cplusplus
 }  /* extern "C" */
 #endif

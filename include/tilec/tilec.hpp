@@ -333,4 +333,80 @@ class Device {
   tilec_device handle_ = nullptr;
 };
 
+// An ONNX model imported as one Tile program (tilec_model_import_onnx):
+// compile source() with the inputs' and constants' specs (Specs()) and the
+// constants marked constant (ConstantNames()), then give the constants'
+// values with every run.
+struct ModelTensor {
+  std::string name;       // in the ONNX graph
+  std::string tile_name;  // in the program
+  tilec_dtype dtype;
+  std::vector<int64_t> dims;
+  const void* data = nullptr;  // a constant's values (valid while the Model lives)
+  size_t bytes = 0;
+};
+
+class Model {
+ public:
+  // `shapes` gives graph inputs whose dimensions the model leaves symbolic, by ONNX name.
+  static Model ImportOnnx(std::span<const std::byte> bytes, std::string_view origin = "<model>",
+                          std::span<const TensorSpec> shapes = {}) {
+    std::string o(origin);
+    std::vector<std::string> names;
+    names.reserve(shapes.size());
+    std::vector<tilec_tensor_spec> specs;
+    for (const TensorSpec& s : shapes) {
+      names.emplace_back(s.name);
+      specs.push_back({names.back().c_str(), s.dtype, static_cast<int>(s.dims.size()), s.dims.data(), nullptr});
+    }
+    tilec_model handle = nullptr;
+    tilec_error error = nullptr;
+    detail::Check(tilec_model_import_onnx(bytes.data(), bytes.size(), o.c_str(), specs.data(), specs.size(), &handle,
+                                          &error),
+                  error);
+    Model m;
+    m.handle_ = std::shared_ptr<tilec_model_s>(handle, [](tilec_model h) { tilec_model_release(h); });
+    const char* source = nullptr;
+    detail::Check(tilec_model_source(handle, &source, &error), error);
+    m.source_ = source;
+    size_t counts[3] = {};
+    detail::Check(tilec_model_counts(handle, &counts[0], &counts[1], &counts[2], &error), error);
+    auto getters = {tilec_model_input, tilec_model_output, tilec_model_constant};
+    std::vector<ModelTensor>* lists[] = {&m.inputs_, &m.outputs_, &m.constants_};
+    int k = 0;
+    for (auto get : getters) {
+      for (size_t i = 0; i < counts[k]; ++i) {
+        tilec_model_tensor t{};
+        detail::Check(get(handle, i, &t, &error), error);
+        lists[k]->push_back({t.name, t.tile_name, t.dtype, std::vector<int64_t>(t.dims, t.dims + t.rank), t.data,
+                             t.bytes});
+      }
+      ++k;
+    }
+    return m;
+  }
+
+  const std::string& source() const { return source_; }
+  const std::vector<ModelTensor>& inputs() const { return inputs_; }
+  const std::vector<ModelTensor>& outputs() const { return outputs_; }
+  const std::vector<ModelTensor>& constants() const { return constants_; }
+  // Specs of the program's inputs: the graph inputs' and the constants' shapes.
+  std::vector<TensorSpec> Specs() const {
+    std::vector<TensorSpec> out;
+    for (const auto* list : {&inputs_, &constants_})
+      for (const ModelTensor& t : *list) out.emplace_back(t.tile_name, t.dtype, std::span<const int64_t>(t.dims));
+    return out;
+  }
+  std::vector<std::string> ConstantNames() const {
+    std::vector<std::string> out;
+    for (const ModelTensor& t : constants_) out.push_back(t.tile_name);
+    return out;
+  }
+
+ private:
+  std::shared_ptr<tilec_model_s> handle_;
+  std::string source_;
+  std::vector<ModelTensor> inputs_, outputs_, constants_;
+};
+
 }  // namespace tilec

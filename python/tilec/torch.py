@@ -1,8 +1,20 @@
-"""Tile programs as PyTorch operations on CPU tensors (forward only).
+"""Tile programs as PyTorch operations on CPU tensors (forward only), and
+whole PyTorch modules compiled by Tilec.
 
     import tilec.torch
     relu_conv = tilec.torch.op(source)            # a callable on torch tensors
     y = relu_conv(D=x, K=weight)                  # a torch.Tensor (shares the result's memory)
+
+    fast = tilec.torch.compile(model.eval(), (x,))   # the whole module as one Tile program
+    y = fast(x)                                   # torch tensors in and out
+
+`compile` exports the module through `torch.onnx` (in memory, opset 13) and
+imports the graph with `tilec.onnx`: every layer in one program, so the
+compiler fuses across layers. The weights are constants: a change to a
+parameter or buffer (an optimizer step, load_state_dict, an in-place op)
+is seen through its version counter and the module is exported again.
+Inputs of other shapes than the example's export it again for them.
+Inference only (the module must be in eval mode; no gradients).
 
 `op` accepts contiguous and channels-last tensors (any strides: memory in the
 compiled layout is used in place, other memory is copied in) and returns
@@ -19,10 +31,13 @@ version counter moved); a change that bypasses the version counter
 (through `w.data`, a NumPy view, or a new tensor at a freed one's address)
 needs `op.invalidate_constants()`.
 """
+import io
+
 import numpy as np
 import torch
 
 from . import function
+from . import onnx as tilec_onnx
 
 
 class TileOp:
@@ -77,3 +92,65 @@ def op(source, device="llvm", name="<torch>", constants=()):
     """A TileOp for `source` on `device`; `constants` names the inputs whose
     contents do not change between calls (see the module's docstring)."""
     return TileOp(source, device=device, name=name, constants=constants)
+
+
+class CompiledModule(torch.nn.Module):
+    """A module compiled by Tilec (see the module's docstring)."""
+
+    def __init__(self, module, example_inputs, device="llvm", opset=13):
+        super().__init__()
+        if not isinstance(module, torch.nn.Module):
+            raise TypeError("tilec.torch.compile: give a torch.nn.Module")
+        if module.training:
+            raise RuntimeError("tilec.torch.compile: the module is in training mode; Tilec compiles inference "
+                               "(call module.eval() first)")
+        self.module = module
+        self._device, self._opset = device, opset
+        examples = example_inputs if isinstance(example_inputs, (tuple, list)) else (example_inputs,)
+        self._models = {}  # input shapes -> tilec.onnx.Model
+        self._state = None
+        self._model_for(tuple(examples))
+
+    def _weights(self):
+        return {k: (v.data_ptr(), v._version) for k, v in self.module.state_dict(keep_vars=True).items()}
+
+    def _model_for(self, inputs):
+        state = self._weights()
+        if state != self._state:
+            self._models.clear()  # the weights changed: every export is stale
+            self._state = state
+        key = tuple((tuple(t.shape), str(t.dtype)) for t in inputs)
+        model = self._models.get(key)
+        if model is None:
+            buf = io.BytesIO()
+            names = [f"input_{i}" for i in range(len(inputs))]
+            # With gradients enabled, modules such as TransformerEncoderLayer
+            # take their exportable path (their inference fast path is one
+            # fused aten op that ONNX has no symbol for).
+            with torch.enable_grad():
+                torch.onnx.export(self.module, tuple(inputs), buf, opset_version=self._opset, input_names=names,
+                                  do_constant_folding=True)
+            model = tilec_onnx.load(buf.getvalue(), device=self._device, name=f"<{type(self.module).__name__}>")
+            self._models[key] = model
+        return model
+
+    def forward(self, *inputs):
+        for i, t in enumerate(inputs):
+            if not isinstance(t, torch.Tensor):
+                raise TypeError(f"tilec.torch.compile: input {i} is not a torch.Tensor")
+            if t.device.type != "cpu":
+                raise TypeError(f"tilec.torch.compile: input {i} is on {t.device}; only CPU tensors are supported")
+            if t.requires_grad and torch.is_grad_enabled():
+                raise RuntimeError(f"tilec.torch.compile: input {i} requires grad; the compiled module has no "
+                                   "backward (use torch.no_grad())")
+        inputs = tuple(t.detach().contiguous() for t in inputs)
+        model = self._model_for(inputs)
+        result = model(*inputs)
+        if isinstance(result, tuple):
+            return tuple(torch.from_numpy(np.asarray(r)) for r in result)
+        return torch.from_numpy(np.asarray(result))
+
+
+def compile(module, example_inputs, device="llvm"):
+    """`module` (in eval mode) as one Tile program for inputs like `example_inputs`."""
+    return CompiledModule(module, example_inputs, device=device)
