@@ -35,6 +35,7 @@ struct BenchOptions {
   double warmup_s = 0;      // warmup_time in seconds (RunBench parses it)
   uint64_t seed = 1;
   bool json = false;
+  bool profile = false;  // --profile: kernels sorted by time, with what each computes
   std::vector<std::string> constants;  // --constant: inputs whose derived kernels run once
   KernelOptions kernel;
 };
@@ -43,6 +44,7 @@ struct KernelTime {
   std::string name;
   double median_ms = 0;   // device time
   bool constant = false;  // reads only --constant inputs: ran once, skipped in the timed runs
+  std::vector<std::string> computes;  // KernelOrigins: ONNX nodes, or Tile tensors
 };
 
 struct BenchResult {
@@ -91,7 +93,8 @@ std::map<std::string, lang::Tensor> RandomInputs(const lang::Program& program, u
 }
 
 BenchResult BenchDevice(const BenchOptions& opts, const std::string& target, const lang::Program& program,
-                        const std::map<std::string, lang::Tensor>& inputs, const GlobalOptions& global) {
+                        const std::map<std::string, lang::Tensor>& inputs, const ProgramFile& file,
+                        const GlobalOptions& global) {
   BenchResult r;
   // A device of its own, without the disk cache of kernels: the compile time is a real compile.
   std::shared_ptr<hal::Device> device = Timed(global, "open device", [&] {
@@ -118,8 +121,9 @@ BenchResult BenchDevice(const BenchOptions& opts, const std::string& target, con
       kernel_ms[k].push_back(static_cast<double>(stats.kernel_ns[k]) / 1e6);
   });
   r.time = Summarize(std::move(ms));
+  std::vector<std::vector<std::string>> computes = KernelOrigins(file, compiled.compiled());
   for (size_t k = 0; k < kernel_count; ++k) {
-    KernelTime kt{compiled.compiled().kernels[k].spec.name, 0, compiled.constant_kernels()[k]};
+    KernelTime kt{compiled.compiled().kernels[k].spec.name, 0, compiled.constant_kernels()[k], computes[k]};
     if (!kernel_ms[k].empty()) kt.median_ms = Summarize(kernel_ms[k]).median_ms;
     r.kernels.push_back(std::move(kt));
   }
@@ -156,9 +160,12 @@ std::string Scaled(double v, std::string_view unit) {
 
 std::string ToJson(const BenchOptions& opts, const BenchResult& r) {
   std::vector<std::string> kernels;
-  for (const KernelTime& k : r.kernels)
-    kernels.push_back(fmt::format("{{\"name\": {}, \"median_ms\": {}, \"constant\": {}}}", JsonQuote(k.name),
-                                  k.median_ms, k.constant));
+  for (const KernelTime& k : r.kernels) {
+    std::vector<std::string> computes;
+    for (const std::string& c : k.computes) computes.push_back(JsonQuote(c));
+    kernels.push_back(fmt::format("{{\"name\": {}, \"median_ms\": {}, \"constant\": {}, \"computes\": [{}]}}",
+                                  JsonQuote(k.name), k.median_ms, k.constant, fmt::join(computes, ", ")));
+  }
   return fmt::format(
       "{{\"file\": {}, \"target\": {}, \"device\": {}, \"runs\": {}, \"warmup\": {}, \"compile_ms\": {}, "
       "\"median_ms\": {}, \"min_ms\": {}, \"mean_ms\": {}, \"max_ms\": {}, \"flops\": {}, \"bytes\": {}, "
@@ -178,9 +185,32 @@ std::string ToText(const BenchOptions& opts, const BenchResult& r) {
   s += fmt::format("  throughput  {:.2f} GFLOP/s ({} per run)  {:.2f} GB/s ({} per run)\n",
                    PerSecond(r.work.flops, r.time.median_ms) / 1e9, Scaled(r.work.flops, "FLOP"),
                    PerSecond(r.work.bytes, r.time.median_ms) / 1e9, Scaled(r.work.bytes, "B"));
-  for (const KernelTime& k : r.kernels)
-    s += fmt::format("  {:<11} median {:.3f} ms (device time{})\n", k.name, k.median_ms,
-                     k.constant ? "; reads constants only: ran once before the timed runs" : "");
+  if (!opts.profile) {
+    for (const KernelTime& k : r.kernels)
+      s += fmt::format("  {:<11} median {:.3f} ms (device time{})\n", k.name, k.median_ms,
+                       k.constant ? "; reads constants only: ran once before the timed runs" : "");
+    return s;
+  }
+  // --profile: the kernels by time, each with its share and what it computes.
+  std::vector<const KernelTime*> sorted;
+  double total = 0;
+  for (const KernelTime& k : r.kernels) {
+    sorted.push_back(&k);
+    total += k.median_ms;
+  }
+  std::stable_sort(sorted.begin(), sorted.end(),
+                   [](const KernelTime* a, const KernelTime* b) { return a->median_ms > b->median_ms; });
+  s += fmt::format("  {:>9}  {:>6}  {:>6}  {:<11} computes\n", "ms", "%", "cum %", "kernel");
+  double cumulative = 0;
+  for (const KernelTime* k : sorted) {
+    cumulative += k->median_ms;
+    std::string what = k->computes.empty() ? "-" : fmt::format("{}", fmt::join(k->computes, ", "));
+    if (k->constant) what += "  [constants only: ran once]";
+    s += fmt::format("  {:>9.3f}  {:>5.1f}%  {:>5.1f}%  {:<11} {}\n", k->median_ms,
+                     total > 0 ? 100 * k->median_ms / total : 0.0, total > 0 ? 100 * cumulative / total : 0.0,
+                     k->name, what);
+  }
+  s += fmt::format("  {:>9.3f}  kernels' device time in all (wall median {:.3f} ms)\n", total, r.time.median_ms);
   return s;
 }
 
@@ -215,7 +245,7 @@ void RunBench(BenchOptions opts, const GlobalOptions& global) {
 
   const std::string& target = opts.target;
   BenchResult r = IsReferenceTarget(target) ? BenchReference(opts, program, data)
-                                  : BenchDevice(opts, target, program, data, global);
+                                  : BenchDevice(opts, target, program, data, file, global);
   r.target = target;
   r.work = CountWork(program);
   fmt::print("{}", opts.json ? ToJson(opts, r) : ToText(opts, r));
@@ -265,12 +295,15 @@ Command AddBenchCommand(CLI::App& parent, const GlobalOptions& global) {
   AddSeedOption(app, opts->seed);
   AddJsonFlag(app, opts->json,
               "median_ms, min_ms, mean_ms, max_ms, gflops, gbps, flops, bytes, runs, warmup, target, device, "
-              "file, compile_ms, kernels [{name, median_ms, constant}]");
+              "file, compile_ms, kernels [{name, median_ms, constant, computes}]");
   app->add_option("--constant", opts->constants,
                   "An input whose contents stay the same between runs (a network's weights): kernels that "
                   "read only constants (a relayout of the weights) run once, as a framework would after "
                   "loading the weights, and are skipped in the timed runs (repeat per input)")
       ->type_name("NAME");
+  app->add_flag("--profile", opts->profile,
+                "Per kernel, sorted by time: its median device time, share and cumulative share, and what it "
+                "computes (for a model, the ONNX nodes fused into it; for a program, its tensors)");
   AddKernelOptions(app, opts->kernel);
   return {app, [opts, &global] { RunBench(*opts, global); }};
 }

@@ -41,8 +41,8 @@ struct CompileOptions {
 };
 
 lang::Program BindFile(const CompileOptions& o, const GlobalOptions& global,
-                       std::vector<compiler::StageTime>* timings) {
-  ProgramFile file = ReadProgramFile(o.file, o.shapes, o.layouts, global);
+                       std::vector<compiler::StageTime>* timings, ProgramFile& file) {
+  file = ReadProgramFile(o.file, o.shapes, o.layouts, global);
   lang::ast::Function f = Timed(global, "parse", [&] { return ParseSource(file.source); }, timings);
   return Timed(global, "bind", [&] { return BindWithLayouts(f, file.BindShapes(), file.args.layouts); }, timings);
 }
@@ -84,7 +84,8 @@ void RunCompile(const CompileOptions& o, const GlobalOptions& global, bool expla
                      "code is --emit llvm-opt's, or --emit cl's with --target opencl)",
                      o.emit);
   std::vector<compiler::StageTime> timings;
-  lang::Program program = BindFile(o, global, &timings);
+  ProgramFile file;
+  lang::Program program = BindFile(o, global, &timings, file);
   // --emit cl names its language: without --target it shows OpenCL kernels
   // shaped for the OpenCL device.
   std::string target = !o.target_given && o.emit == "cl" ? "opencl" : o.target;
@@ -150,6 +151,13 @@ void RunCompile(const CompileOptions& o, const GlobalOptions& global, bool expla
   if (o.emit == "kernels" && !explain) {
     std::string forms = "// ----- forms\n";
     for (const compiler::CompiledKernel& k : compiled.kernels) forms += fmt::format("{}: {}\n", k.spec.name, FormText(k));
+    if (file.model) {
+      // A model's kernels with the ONNX nodes fused into each.
+      std::vector<std::vector<std::string>> origins = KernelOrigins(file, compiled);
+      forms += "// ----- onnx nodes\n";
+      for (size_t k = 0; k < compiled.kernels.size(); ++k)
+        forms += fmt::format("{}: {}\n", compiled.kernels[k].spec.name, fmt::join(origins[k], ", "));
+    }
     if (o.json) {
       text += forms;
     } else {

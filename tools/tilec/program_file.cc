@@ -1,5 +1,6 @@
 #include "tools/tilec/program_file.h"
 
+#include <algorithm>
 #include <filesystem>
 
 #include "runtime/npy.h"
@@ -67,6 +68,55 @@ void ReadWeights(ProgramFile& file, const GlobalOptions& global) {
 
 }  // namespace
 
+std::vector<std::vector<std::string>> KernelOrigins(const ProgramFile& file, const compiler::CompiledProgram& compiled) {
+  const lang::Program& p = compiled.program;
+  std::map<std::string, size_t> kernel_of;  // tensor -> kernel that defines it
+  for (size_t k = 0; k < compiled.kernels.size(); ++k)
+    for (const std::string& out : compiled.kernels[k].spec.outputs) kernel_of.emplace(out, k);
+  std::map<std::string, std::vector<size_t>> readers;  // tensor -> ops that read it
+  for (size_t i = 0; i < p.ops.size(); ++i)
+    for (const std::string& t : lang::Reads(p.ops[i])) readers[t].push_back(i);
+  auto outputs = [](const lang::Op& op) -> std::vector<std::string> {
+    if (auto* c = std::get_if<lang::ContractionOp>(&op)) return {c->output};
+    if (auto* e = std::get_if<lang::ElementwiseOp>(&op)) return {e->output};
+    return std::get<lang::SpecialOp>(op).outputs;
+  };
+  // Backwards: a tensor no kernel stores was fused into its reader's kernel.
+  std::vector<std::vector<std::string>> tensors(compiled.kernels.size());
+  for (size_t i = p.ops.size(); i-- > 0;) {
+    for (const std::string& t : outputs(p.ops[i])) {
+      auto it = kernel_of.find(t);
+      if (it == kernel_of.end())
+        for (size_t r : readers[t]) {
+          for (const std::string& rt : outputs(p.ops[r]))
+            if (auto k = kernel_of.find(rt); k != kernel_of.end()) {
+              it = kernel_of.emplace(t, k->second).first;
+              break;
+            }
+          if (it != kernel_of.end()) break;
+        }
+      if (it != kernel_of.end()) tensors[it->second].push_back(t);
+    }
+  }
+  std::vector<std::vector<std::string>> out(compiled.kernels.size());
+  for (size_t k = 0; k < tensors.size(); ++k) {
+    std::vector<std::string>& names = out[k];
+    // A kernel the compiler added (a relayout): what it writes.
+    if (tensors[k].empty())
+      for (const std::string& t : compiled.kernels[k].spec.outputs) names.push_back(fmt::format("{} (compiler's copy)", t));
+    for (auto t = tensors[k].rbegin(); t != tensors[k].rend(); ++t) {
+      auto o = file.origins.find(*t);
+      if (!file.model) {
+        names.push_back(*t);
+      } else if (o != file.origins.end()) {
+        for (const std::string& n : o->second)
+          if (std::find(names.begin(), names.end(), n) == names.end()) names.push_back(n);
+      }
+    }
+  }
+  return out;
+}
+
 ProgramFile ReadProgramFile(const std::string& path, const std::vector<std::string>& shape_args,
                             const std::vector<std::string>& layout_args, const GlobalOptions& global) {
   ProgramFile file;
@@ -91,6 +141,7 @@ ProgramFile ReadProgramFile(const std::string& path, const std::vector<std::stri
     file.onnx_names[t.tile_name] = t.onnx_name;
   }
   for (auto& [name, t] : m.constants) file.model_shapes[name] = t.shape();
+  file.origins = std::move(m.origins);
   file.constants = std::move(m.constants);
   file.source = MakeSource(path + " (as Tile)", std::move(m.source));
   file.args = ParseShapeLayoutArgs(file.Rename(shape_args), file.Rename(layout_args));

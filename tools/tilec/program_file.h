@@ -24,6 +24,8 @@ struct ProgramFile {
   std::map<std::string, lang::Tensor> constants;
   // A model's input and output names: ONNX -> Tile, and back.
   std::map<std::string, std::string> tile_names, onnx_names;
+  // A model's ONNX nodes ("name (OpType)") each Tile tensor comes from.
+  std::map<std::string, std::vector<std::string>> origins;
 
   // `name` as the program calls it (a model's ONNX name made its Tile name).
   std::string TileName(const std::string& name) const;
@@ -44,6 +46,12 @@ ProgramFile ReadProgramFile(const std::string& path, const std::vector<std::stri
 // constant inputs as DIR/NAME.npy, as `tilec import` writes a model's.
 std::string& WeightsDir();
 CLI::Option* AddWeightsOption(CLI::App* app);
+
+// What each compiled kernel computes: the program's tensors it defines,
+// those stored and those fused into it (a fused tensor belongs to the kernel
+// that consumes it), as the model's ONNX nodes ("conv1 (Conv)") for a model
+// and as Tile tensor names for a program. One list per kernel.
+std::vector<std::vector<std::string>> KernelOrigins(const ProgramFile& file, const compiler::CompiledProgram& compiled);
 
 // Help text for a subcommand's FILE argument.
 inline constexpr std::string_view kProgramFileHelp =
