@@ -190,6 +190,79 @@ void Program::SetConstantInputs(const std::vector<std::string>& names) {
   constant_kernel_ = std::move(kernel);
   constant_only_input_ = std::move(only);
   InvalidateConstants();
+  PlanMemory();
+}
+
+void Program::PlanMemory() {
+  const lang::Program& prog = compiled_.program;
+  size_t num_io = prog.inputs.size() + prog.outputs.size(), slots = slot_names_.size();
+  constexpr size_t kNone = SIZE_MAX;
+  std::vector<size_t> first(slots, kNone), last(slots, 0);
+  std::vector<bool> keep(slots, false);  // a constant kernel's result: kept between runs
+  for (size_t k = 0; k < kernel_slots_.size(); ++k)
+    for (size_t a = 0; a < kernel_slots_[k].size(); ++a) {
+      size_t s = kernel_slots_[k][a];
+      if (first[s] == kNone) first[s] = k;
+      last[s] = k;
+      if (constant_kernel_[k] && a < compiled_.kernels[k].spec.outputs.size()) keep[s] = true;
+    }
+  storage_of_.assign(slots, kNone);
+  storage_bytes_.clear();
+  memory_plan_ = {};
+  std::vector<size_t> temps;
+  for (size_t s = 0; s < slots; ++s) {
+    // A layout with padding (blocked tails, panels) keeps a buffer of its
+    // own: kernels write only the real elements and read the padding as the
+    // zeros a new buffer holds.
+    const lang::TensorDecl& decl = prog.Tensor(slot_names_[s]);
+    bool padded = decl.layout.elements != decl.shape.ElementCount();
+    bool shareable = s >= num_io && first[s] != kNone && !keep[s] && !decl.layout.image && !padded;
+    if (shareable) {
+      temps.push_back(s);
+      continue;
+    }
+    storage_of_[s] = storage_bytes_.size();
+    storage_bytes_.push_back(slot_bytes_[s]);
+    if (s >= num_io && keep[s]) {
+      ++memory_plan_.constant_results;
+      memory_plan_.constant_bytes += slot_bytes_[s];
+    }
+    if (s >= num_io) {
+      ++memory_plan_.temporaries;
+      ++memory_plan_.buffers;
+      memory_plan_.bytes += slot_bytes_[s];
+      memory_plan_.unshared_bytes += slot_bytes_[s];
+    }
+  }
+  // Greedy by first use: each temporary takes the free buffer (last use
+  // before its first) whose size is closest to its own, else a new one.
+  std::stable_sort(temps.begin(), temps.end(), [&](size_t a, size_t b) { return first[a] < first[b]; });
+  std::vector<size_t> shared, busy_until;  // shared storages and their last use
+  for (size_t s : temps) {
+    size_t best = kNone;
+    auto cost = [&](size_t i) {
+      size_t have = storage_bytes_[shared[i]], want = slot_bytes_[s];
+      return have >= want ? have - want : 2 * (want - have);  // growing costs more than slack
+    };
+    for (size_t i = 0; i < shared.size(); ++i)
+      if (busy_until[i] < first[s] && (best == kNone || cost(i) < cost(best))) best = i;
+    if (best == kNone) {
+      best = shared.size();
+      shared.push_back(storage_bytes_.size());
+      storage_bytes_.push_back(0);
+      busy_until.push_back(0);
+    }
+    storage_of_[s] = shared[best];
+    storage_bytes_[shared[best]] = std::max(storage_bytes_[shared[best]], slot_bytes_[s]);
+    busy_until[best] = last[s];
+    ++memory_plan_.temporaries;
+    memory_plan_.unshared_bytes += slot_bytes_[s];
+  }
+  for (size_t storage : shared) memory_plan_.bytes += storage_bytes_[storage];
+  memory_plan_.buffers += shared.size();
+  // Buffers allocated under the old plan do not fit the new one.
+  pool_ = std::make_unique<Pool>();
+  staged_ = std::make_unique<BufferSet>();
 }
 
 void Program::InvalidateConstants() { constants_generation_->fetch_add(1); }
@@ -208,14 +281,15 @@ size_t Program::HostAlignment(const std::string& tensor) const {
 }
 
 hal::DeviceBuffer& Program::Owned(BufferSet& set, size_t slot) {
-  if (set.owned.size() < slot_names_.size()) set.owned.resize(slot_names_.size());
-  if (set.owned[slot]) return *set.owned[slot];
+  if (set.owned.size() < storage_bytes_.size()) set.owned.resize(storage_bytes_.size());
+  size_t storage = storage_of_[slot];
+  if (set.owned[storage]) return *set.owned[storage];
   try {
     const lang::TensorDecl& decl = compiled_.program.Tensor(slot_names_[slot]);
     if (const std::optional<lang::ImageStorage>& image = decl.layout.image)
-      set.owned[slot] = device_->AllocateImage(image->width, image->height, decl.shape.dtype);
+      set.owned[storage] = device_->AllocateImage(image->width, image->height, decl.shape.dtype);
     else
-      set.owned[slot] = device_->Allocate(slot_bytes_[slot]);
+      set.owned[storage] = device_->Allocate(storage_bytes_[storage]);
   } catch (const DeviceError& e) {
     // Name the tensor and the kernels that would use it.
     const std::string& name = slot_names_[slot];
@@ -231,7 +305,7 @@ hal::DeviceBuffer& Program::Owned(BufferSet& set, size_t slot) {
                                   slot_bytes_[slot], users, e.what()),
                       e.build_log());
   }
-  return *set.owned[slot];
+  return *set.owned[storage];
 }
 
 void Program::Launch(BufferSet& set, const std::vector<hal::DeviceBuffer*>& slots, bool reuse,
@@ -476,23 +550,28 @@ std::map<std::string, lang::Tensor> Program::Download() {
 hal::DeviceBuffer* Program::StagedBuffer(const std::string& tensor) const {
   auto it = std::find(slot_names_.begin(), slot_names_.end(), tensor);
   if (it == slot_names_.end()) TILEC_USER_ERROR("tensor '{}' has no device buffer", tensor);
-  size_t slot = static_cast<size_t>(it - slot_names_.begin());
-  if (slot >= staged_->owned.size() || !staged_->owned[slot])
+  size_t storage = storage_of_[static_cast<size_t>(it - slot_names_.begin())];
+  if (storage >= staged_->owned.size() || !staged_->owned[storage])
     TILEC_USER_ERROR("tensor '{}' has no staged buffer yet (Upload or Execute first)", tensor);
-  return staged_->owned[slot].get();
+  return staged_->owned[storage].get();
 }
 
 std::vector<std::byte> Program::ReadBuffer(const std::string& tensor) const {
   hal::DeviceBuffer* b = StagedBuffer(tensor);
-  std::vector<std::byte> bytes(b->size());
+  // A shared buffer may be larger than this tensor: its bytes come first.
+  size_t size = std::min(b->size(), slot_bytes_[std::find(slot_names_.begin(), slot_names_.end(), tensor) -
+                                                slot_names_.begin()]);
+  std::vector<std::byte> bytes(size);
   device_->Read(*b, bytes.data(), bytes.size());
   return bytes;
 }
 
 void Program::WriteBuffer(const std::string& tensor, const std::vector<std::byte>& bytes) {
   hal::DeviceBuffer* b = StagedBuffer(tensor);
-  if (bytes.size() != b->size())
-    TILEC_USER_ERROR("{} bytes for the {}-byte buffer of '{}'", bytes.size(), b->size(), tensor);
+  size_t size = std::min(b->size(), slot_bytes_[std::find(slot_names_.begin(), slot_names_.end(), tensor) -
+                                                slot_names_.begin()]);
+  if (bytes.size() != size)
+    TILEC_USER_ERROR("{} bytes for the {}-byte buffer of '{}'", bytes.size(), size, tensor);
   device_->Write(*b, bytes.data(), bytes.size());
   staged_->constants_generation = 0;
 }

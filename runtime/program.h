@@ -31,6 +31,22 @@
 
 namespace tilec::runtime {
 
+// How the temporaries (tensors the kernels pass between them) are stored:
+// temporaries whose lifetimes (first to last kernel that uses them) do not
+// overlap share one buffer; a constant kernel's result (kept between runs),
+// an image and a layout with padding (whose zeros kernels rely on) keep
+// their own.
+struct MemoryPlan {
+  size_t temporaries = 0;      // how many
+  size_t buffers = 0;          // the buffers holding them
+  uint64_t bytes = 0;          // the buffers' bytes (the peak: every one is allocated at once)
+  uint64_t unshared_bytes = 0; // the bytes with one buffer per temporary
+  // Of those: the constant kernels' results (a relayout of the weights),
+  // kept between runs, which are never shared.
+  size_t constant_results = 0;
+  uint64_t constant_bytes = 0;
+};
+
 struct RunStats {
   std::vector<uint64_t> kernel_ns;  // device time of each kernel, in order
   uint64_t total_ns = 0;            // sum of kernel_ns
@@ -99,6 +115,9 @@ class Program {
   void InvalidateConstants();
   // The kernels skipped once constants are cached, by index in compiled().kernels.
   const std::vector<bool>& constant_kernels() const { return constant_kernel_; }
+  // The temporaries' storage (planned again by SetConstantInputs, which
+  // frees the buffer sets allocated so far).
+  const MemoryPlan& memory_plan() const { return memory_plan_; }
 
   // Uploads inputs once, then runs the kernels only (for benchmarks).
   void Upload(const std::map<std::string, lang::Tensor>& inputs);
@@ -109,7 +128,8 @@ class Program {
   // in the staged set that Upload/Execute/Download use, padding included, in
   // its physical layout; and overwriting them (tests poison the padding this
   // way). UserError for a tensor without a buffer, before Upload, or for
-  // bytes of the wrong size.
+  // bytes of the wrong size. A temporary may share its buffer with others
+  // (memory_plan()): after Execute it holds the last of them written.
   std::vector<std::byte> ReadBuffer(const std::string& tensor) const;
   void WriteBuffer(const std::string& tensor, const std::vector<std::byte>& bytes);
 
@@ -129,7 +149,7 @@ class Program {
  private:
   // Device buffers for every tensor the kernels touch, allocated on first use.
   struct BufferSet {
-    std::vector<std::unique_ptr<hal::DeviceBuffer>> owned;  // by slot
+    std::vector<std::unique_ptr<hal::DeviceBuffer>> owned;  // by storage (storage_of_)
     // RunInPlace: WrapHost buffers kept for re-pointing (by slot, inputs and
     // outputs), and the slot and argument lists it reuses.
     std::vector<std::unique_ptr<hal::DeviceBuffer>> wrappers;
@@ -144,6 +164,9 @@ class Program {
 
   Program() = default;
   void Prepare();
+  // Assigns every slot its storage (storage_of_): one of its own, or, for a
+  // temporary, one shared with temporaries whose lifetimes do not overlap.
+  void PlanMemory();
   hal::DeviceBuffer& Owned(BufferSet& set, size_t slot);
   hal::DeviceBuffer* StagedBuffer(const std::string& tensor) const;
   // The memory each input was given in a run (a host pointer, a cl_mem, a
@@ -170,6 +193,10 @@ class Program {
   std::vector<size_t> slot_bytes_;
   std::vector<size_t> slot_alignment_;
   std::vector<std::vector<size_t>> kernel_slots_;  // each kernel's parameters
+  // Slot -> storage (index into BufferSet::owned) and each storage's bytes.
+  std::vector<size_t> storage_of_;
+  std::vector<size_t> storage_bytes_;
+  MemoryPlan memory_plan_;
   // Constant inputs (SetConstantInputs), by input index; the kernels that
   // read only constants; the inputs read by such kernels alone; the
   // generation that InvalidateConstants advances.

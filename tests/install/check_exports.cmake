@@ -4,7 +4,10 @@ execute_process(COMMAND nm -D --defined-only ${LIB} OUTPUT_VARIABLE nm_out RESUL
 if(NOT rc EQUAL 0)
   message(FATAL_ERROR "nm -D ${LIB} failed")
 endif()
-string(REGEX MATCHALL "[0-9a-f]+ [TtWwDdBbRrVv] [^\n]+" lines "${nm_out}")
+# Global symbols only (nm's upper-case letters, and u for GNU unique ones): a
+# lower-case letter is a local symbol, which no other object can bind to
+# (linking libonnx puts a few of the C++ runtime's there).
+string(REGEX MATCHALL "[0-9a-f]+ [TWDBRVu] [^\n]+" lines "${nm_out}")
 set(exported "")
 foreach(line ${lines})
   string(REGEX REPLACE "^[0-9a-f]+ [A-Za-z] " "" sym "${line}")

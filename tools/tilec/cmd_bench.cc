@@ -55,6 +55,7 @@ struct BenchResult {
   TimeStats time;
   Work work;
   std::vector<KernelTime> kernels;
+  runtime::MemoryPlan memory;  // the temporaries' buffers (devices only)
 };
 
 using Clock = std::chrono::steady_clock;
@@ -110,6 +111,7 @@ BenchResult BenchDevice(const BenchOptions& opts, const std::string& target, con
   CheckKernelNames(options, compiled.compiled());
   LogTunedKernels(global, compiled.compiled());
   compiled.SetConstantInputs(opts.constants);
+  r.memory = compiled.memory_plan();
   Timed(global, "upload", [&] { compiled.Upload(inputs); });
 
   size_t kernel_count = compiled.compiled().kernels.size();
@@ -169,11 +171,12 @@ std::string ToJson(const BenchOptions& opts, const BenchResult& r) {
   return fmt::format(
       "{{\"file\": {}, \"target\": {}, \"device\": {}, \"runs\": {}, \"warmup\": {}, \"compile_ms\": {}, "
       "\"median_ms\": {}, \"min_ms\": {}, \"mean_ms\": {}, \"max_ms\": {}, \"flops\": {}, \"bytes\": {}, "
-      "\"gflops\": {}, \"gbps\": {}, \"kernels\": [{}]}}\n",
+      "\"gflops\": {}, \"gbps\": {}, \"temporaries\": {}, \"temporaries_bytes\": {}, "
+      "\"temporaries_unshared_bytes\": {}, \"constant_results_bytes\": {}, \"kernels\": [{}]}}\n",
       JsonQuote(opts.file), JsonQuote(r.target), JsonQuote(r.device), r.time.runs, r.warmup, r.compile_ms, r.time.median_ms,
       r.time.min_ms, r.time.mean_ms, r.time.max_ms, r.work.flops, r.work.bytes,
       PerSecond(r.work.flops, r.time.median_ms) / 1e9, PerSecond(r.work.bytes, r.time.median_ms) / 1e9,
-      fmt::join(kernels, ", "));
+      r.memory.temporaries, r.memory.bytes, r.memory.unshared_bytes, r.memory.constant_bytes, fmt::join(kernels, ", "));
 }
 
 std::string ToText(const BenchOptions& opts, const BenchResult& r) {
@@ -185,6 +188,15 @@ std::string ToText(const BenchOptions& opts, const BenchResult& r) {
   s += fmt::format("  throughput  {:.2f} GFLOP/s ({} per run)  {:.2f} GB/s ({} per run)\n",
                    PerSecond(r.work.flops, r.time.median_ms) / 1e9, Scaled(r.work.flops, "FLOP"),
                    PerSecond(r.work.bytes, r.time.median_ms) / 1e9, Scaled(r.work.bytes, "B"));
+  if (r.memory.temporaries > 0) {
+    const runtime::MemoryPlan& m = r.memory;
+    s += fmt::format("  memory      {} temporaries in {} buffers: {} ({} with one buffer each)", m.temporaries, m.buffers,
+                     Scaled(static_cast<double>(m.bytes), "B"), Scaled(static_cast<double>(m.unshared_bytes), "B"));
+    if (m.constant_results > 0)
+      s += fmt::format("; of them {} constant results kept between runs, {}", m.constant_results,
+                       Scaled(static_cast<double>(m.constant_bytes), "B"));
+    s += "\n";
+  }
   if (!opts.profile) {
     for (const KernelTime& k : r.kernels)
       s += fmt::format("  {:<11} median {:.3f} ms (device time{})\n", k.name, k.median_ms,
@@ -295,7 +307,8 @@ Command AddBenchCommand(CLI::App& parent, const GlobalOptions& global) {
   AddSeedOption(app, opts->seed);
   AddJsonFlag(app, opts->json,
               "median_ms, min_ms, mean_ms, max_ms, gflops, gbps, flops, bytes, runs, warmup, target, device, "
-              "file, compile_ms, kernels [{name, median_ms, constant, computes}]");
+              "file, compile_ms, temporaries, temporaries_bytes (the temporaries' buffers, shared by lifetime), "
+              "temporaries_unshared_bytes (one buffer each), constant_results_bytes (kept between runs), kernels [{name, median_ms, constant, computes}]");
   app->add_option("--constant", opts->constants,
                   "An input whose contents stay the same between runs (a network's weights): kernels that "
                   "read only constants (a relayout of the weights) run once, as a framework would after "
