@@ -136,5 +136,6 @@ std::vector<Registration> ElementwiseConverters();
 std::vector<Registration> NnConverters();
 std::vector<Registration> ShapeConverters();
 std::vector<Registration> ReduceConverters();
+std::vector<Registration> IndexConverters();
 
 }  // namespace tilec::onnx_import

@@ -378,7 +378,7 @@ int64_t Product(const std::vector<int64_t>& dims, size_t from, size_t to) {
 const std::map<std::string, std::vector<Registration>>& Registry() {
   static const auto* registry = [] {
     auto* r = new std::map<std::string, std::vector<Registration>>;
-    for (auto* list : {&ElementwiseConverters, &NnConverters, &ShapeConverters, &ReduceConverters})
+    for (auto* list : {&ElementwiseConverters, &NnConverters, &ShapeConverters, &ReduceConverters, &IndexConverters})
       for (Registration& reg : (*list)()) (*r)[reg.op].push_back(std::move(reg));
     for (auto& [op, regs] : *r)
       std::sort(regs.begin(), regs.end(), [](const Registration& a, const Registration& b) { return a.since < b.since; });

@@ -92,6 +92,76 @@ void Sign(NodeContext& c) {
   c.Define(0, c.In(0).shape);
 }
 
+// Round: halves to even (Tile's round() takes them away from zero).
+void Round(NodeContext& c) {
+  std::string x = c.Ref(0), name = c.OutName(0), f = c.Temp("floor"), d = c.Temp("frac");
+  c.Emit(fmt::format("{} = floor({})", f, x));
+  c.Emit(fmt::format("{} = {} - {}", d, x, f));
+  c.Emit(fmt::format("{} = ({} < 0.5 ? {} : ({} > 0.5 ? {} + 1 : ({} % 2 == 0 ? {} : {} + 1)))", name, d, f, d, f, f, f,
+                     f));
+  c.Define(0, c.In(0).shape);
+}
+
+void IsInf(NodeContext& c) {
+  lang::DataType t = c.In(0).shape.dtype;
+  double max = t == lang::DataType::F64 ? 1.7976931348623157e308 : t == lang::DataType::F16 ? 65504.0 : 3.4028234663852886e38;
+  std::string x = c.Ref(0), name = c.OutName(0), m = *Literal(max, t);
+  bool pos = c.Int("detect_positive", 1) != 0, neg = c.Int("detect_negative", 1) != 0;
+  std::string e = pos && neg ? fmt::format("abs({}) > {}", x, m)
+                  : pos      ? fmt::format("{} > {}", x, m)
+                  : neg      ? fmt::format("{} < -{}", x, m)
+                             : fmt::format("{} != {} && {} == {}", x, x, x, x);  // false
+  c.Emit(fmt::format("{} = {}", name, e));
+  c.Define(0, lang::Shape{lang::DataType::Bool, c.In(0).shape.dims});
+}
+
+// Mod: fmod 1 is C's remainder (the sign of the dividend); fmod 0, for
+// integers, Python's (the sign of the divisor).
+void Mod(NodeContext& c) {
+  lang::Shape shape{c.In(0).shape.dtype, BroadcastDims(c, c.In(0).shape.dims, c.In(1).shape.dims)};
+  std::string a = c.Ref(0), b = c.Ref(1), name = c.OutName(0);
+  if (c.Int("fmod", 0) != 0) {
+    c.Emit(fmt::format("{} = {} % {}", name, a, b));
+  } else {
+    if (lang::IsFloat(shape.dtype)) c.Fail("fmod 0 on floats is not supported (ONNX requires fmod 1 for them)");
+    std::string r = c.Temp("rem");
+    c.Emit(fmt::format("{} = {} % {}", r, a, b));
+    c.Emit(fmt::format("{} = ({} != 0 && ({} < 0) != ({} < 0) ? {} + {} : {})", name, r, r, b, r, b, r));
+  }
+  c.Define(0, shape);
+}
+
+void IsNaN(NodeContext& c) {
+  std::string x = c.Ref(0), name = c.OutName(0);
+  c.Emit(fmt::format("{} = {} != {}", name, x, x));
+  c.Define(0, lang::Shape{lang::DataType::Bool, c.In(0).shape.dims});
+}
+
+void CastLike(NodeContext& c) {
+  lang::DataType to = c.In(1).shape.dtype;
+  std::string name = c.OutName(0);
+  c.Emit(fmt::format("{} = {}", name, CastExpr(c.Ref(0), to)));
+  c.Define(0, lang::Shape{to, c.In(0).shape.dims});
+}
+
+void Shrink(NodeContext& c) {
+  std::string x = c.Ref(0), name = c.OutName(0), l = F(c.Float("lambd", 0.5f)), b = F(c.Float("bias", 0.0f));
+  c.Emit(fmt::format("{} = ({} < -{} ? {} + {} : ({} > {} ? {} - {} : 0))", name, x, l, x, b, x, l, x, b));
+  c.Define(0, c.In(0).shape);
+}
+
+void ThresholdedRelu(NodeContext& c) {
+  std::string x = c.Ref(0), name = c.OutName(0);
+  c.Emit(fmt::format("{} = ({} > {} ? {} : 0)", name, x, F(c.Float("alpha", 1.0f)), x));
+  c.Define(0, c.In(0).shape);
+}
+
+void Celu(NodeContext& c) {
+  std::string x = c.Ref(0), name = c.OutName(0), a = F(c.Float("alpha", 1.0f));
+  c.Emit(fmt::format("{} = max(0.0, {}) + min(0.0, {} * (exp({} / {}) - 1))", name, x, a, x, a));
+  c.Define(0, c.In(0).shape);
+}
+
 void Cast(NodeContext& c) {
   auto to = ElementType(static_cast<int>(c.Int("to", 0)));
   if (!to) c.Fail(fmt::format("cast to ONNX type {} is not supported", c.Int("to", 0)));
@@ -202,6 +272,19 @@ std::vector<Registration> ElementwiseConverters() {
       {"Dropout", 12, Dropout},
       {"Dropout", 13, Dropout},
       {"Cast", 6, Cast},
+      {"CastLike", 15, CastLike},
+      {"Round", 11, Round},
+      {"IsInf", 10, IsInf},
+      {"IsNaN", 9, IsNaN},
+      {"IsNaN", 13, IsNaN},
+      {"Mod", 10, Mod},
+      {"Mod", 13, Mod},
+      {"Shrink", 9, Shrink},
+      {"ThresholdedRelu", 10, ThresholdedRelu},
+      {"Celu", 12, Celu},
+      {"Asinh", 9, Unary("log({0} + sqrt({0} * {0} + 1))")},
+      {"Acosh", 9, Unary("log({0} + sqrt({0} * {0} - 1))")},
+      {"Atanh", 9, Unary("0.5 * log((1 + {0}) / (1 - {0}))")},
       {"Cast", 13, Cast},
       {"Constant", 1, Constant},
       {"Constant", 12, Constant},

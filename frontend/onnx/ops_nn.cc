@@ -131,6 +131,83 @@ void Conv(NodeContext& c) {
   c.Define(0, out);
 }
 
+// ConvTranspose: each input position scatters its window into the output;
+// in Tile that is a contraction whose output index is the affine
+// s*i + d*k - pad (positions outside the output do not exist), so no
+// scatter is written. W is [CI, CO/group, k...].
+void ConvTranspose(NodeContext& c) {
+  const lang::Shape x = c.In(0).shape, w = c.In(1).shape;
+  int r = x.rank();
+  if (r < 3 || w.rank() != r) c.Fail("input and weights must have the same rank, at least 3");
+  size_t sp = static_cast<size_t>(r - 2);
+  int64_t group = c.Int("group", 1), ci = x.dims[1], cog = w.dims[1], co = cog * group;
+  if (group < 1 || w.dims[0] != ci || ci % group != 0) c.Fail("input channels, weights and group do not fit");
+  int64_t cig = ci / group;
+  std::vector<int64_t> kernel(w.dims.begin() + 2, w.dims.end());
+  std::vector<int64_t> strides = c.Ints("strides", std::vector<int64_t>(sp, 1)),
+                       dil = c.Ints("dilations", std::vector<int64_t>(sp, 1)),
+                       pads = c.Ints("pads", std::vector<int64_t>(2 * sp, 0)),
+                       out_pad = c.Ints("output_padding", std::vector<int64_t>(sp, 0)),
+                       out_shape = c.Ints("output_shape");
+  std::string auto_pad = c.String("auto_pad", "NOTSET");
+  if (strides.size() != sp || dil.size() != sp || pads.size() != 2 * sp || out_pad.size() != sp)
+    c.Fail("strides, dilations, pads or output_padding do not match the spatial axes");
+  if (!out_shape.empty() && out_shape.size() != sp) {
+    if (out_shape.size() == static_cast<size_t>(r)) out_shape.erase(out_shape.begin(), out_shape.begin() + 2);
+    else c.Fail("output_shape does not match the spatial axes");
+  }
+  std::vector<int64_t> out(sp), pad_begin(sp);
+  for (size_t k = 0; k < sp; ++k) {
+    int64_t in = x.dims[2 + k], full = strides[k] * (in - 1) + out_pad[k] + (kernel[k] - 1) * dil[k] + 1;
+    if (!out_shape.empty() || auto_pad == "SAME_UPPER" || auto_pad == "SAME_LOWER") {
+      int64_t want = out_shape.empty() ? in * strides[k] : out_shape[k];
+      int64_t total = full - want;
+      // As ONNX's reference computes it: floor division (total may be negative).
+      int64_t half = total >= 0 ? total / 2 : -((-total + 1) / 2);
+      pad_begin[k] = auto_pad == "SAME_UPPER" ? half : total - half;
+      out[k] = want;
+    } else if (auto_pad == "NOTSET" || auto_pad == "VALID") {
+      int64_t pb = auto_pad == "VALID" ? 0 : pads[k], pe = auto_pad == "VALID" ? 0 : pads[k + sp];
+      pad_begin[k] = pb;
+      out[k] = full - pb - pe;
+    } else {
+      c.Fail(fmt::format("auto_pad '{}' is not supported", auto_pad));
+    }
+    if (out[k] < 1) c.Fail("the output would be empty");
+  }
+  std::vector<std::string> out_idx{"n"}, x_idx{"n"}, w_idx, sizes{std::to_string(x.dims[0]), std::to_string(co)};
+  std::string constraint;
+  if (group == 1) {
+    out_idx.push_back("co");
+    x_idx.push_back("ci");
+    w_idx = {"ci", "co"};
+  } else {
+    out_idx.push_back(fmt::format("{}*g + c", cog));
+    x_idx.push_back(fmt::format("{}*g + ci", cig));
+    w_idx = {fmt::format("{}*g + ci", cig), "c"};
+    constraint = fmt::format(", ci < {}", cig);
+  }
+  for (size_t k = 0; k < sp; ++k) {
+    std::string o = fmt::format("{}*i{} + {}*k{}", strides[k], k, dil[k], k);
+    if (pad_begin[k] > 0) o += fmt::format(" - {}", pad_begin[k]);
+    if (pad_begin[k] < 0) o += fmt::format(" + {}", -pad_begin[k]);
+    out_idx.push_back(o);
+    x_idx.push_back(fmt::format("i{}", k));
+    w_idx.push_back(fmt::format("k{}", k));
+    sizes.push_back(std::to_string(out[k]));
+  }
+  lang::Shape shape{x.dtype, {x.dims[0], co}};
+  shape.dims.insert(shape.dims.end(), out.begin(), out.end());
+  std::string xs = c.Ref(0), ws = c.Ref(1);
+  std::string bias = c.HasInput(2) ? ChannelVector(c, 2, r, "bias") : "";
+  std::string name = c.OutName(0);
+  std::string target = bias.empty() ? name : c.Temp("convt");
+  c.Emit(fmt::format("{}[{} : {}] = +({}[{}] * {}[{}]){}", target, Join(out_idx), Join(sizes), xs, Join(x_idx), ws,
+                     Join(w_idx), constraint));
+  if (!bias.empty()) c.Emit(fmt::format("{} = {} + {}", name, target, bias));
+  c.Define(0, shape);
+}
+
 void Gemm(NodeContext& c) {
   const lang::Shape a = c.In(0).shape, b = c.In(1).shape;
   if (a.rank() != 2 || b.rank() != 2) c.Fail("A and B must be matrices");
@@ -310,6 +387,8 @@ std::vector<Registration> NnConverters() {
   return {
       {"Conv", 1, Conv},
       {"Conv", 11, Conv},
+      {"ConvTranspose", 1, ConvTranspose},
+      {"ConvTranspose", 11, ConvTranspose},
       {"Gemm", 7, Gemm},
       {"Gemm", 9, Gemm},
       {"Gemm", 11, Gemm},

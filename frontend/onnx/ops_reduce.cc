@@ -134,6 +134,76 @@ void LayerNormalization(NodeContext& c) {
   if (c.WantsOutput(2)) c.Define(2, lang::Shape{x.dtype, stat_dims});
 }
 
+// LRN: X / (bias + alpha / size * sum of squares over a window of channels)^beta.
+void Lrn(NodeContext& c) {
+  const lang::Shape x = c.In(0).shape;
+  int r = x.rank();
+  if (r < 3) c.Fail("the input must have rank 3 or more (N, C, spatial…)");
+  int64_t size = c.Int("size", 0);
+  if (size < 1) c.Fail("size must be positive");
+  double alpha = c.Float("alpha", 1e-4f), beta = c.Float("beta", 0.75f), bias = c.Float("bias", 1.0f);
+  std::string xs = c.Ref(0), name = c.OutName(0), sq = c.Temp("sq"), sum = c.Temp("window");
+  std::vector<std::string> idx = IndexNames(r), in = idx, sizes;
+  in[1] = fmt::format("{} + k - {}", idx[1], (size - 1) / 2);
+  for (int64_t d : x.dims) sizes.push_back(std::to_string(d));
+  c.Emit(fmt::format("{} = {} * {}", sq, xs, xs));
+  c.Emit(fmt::format("{}[{} : {}] = +({}[{}]), k < {}", sum, Join(idx), Join(sizes), sq, Join(in), size));
+  c.Emit(fmt::format("{} = {} / pow({} + {} * {}, {})", name, xs, *Literal(bias, x.dtype),
+                     *Literal(alpha / static_cast<double>(size), x.dtype), sum, *Literal(beta, x.dtype)));
+  c.Define(0, x);
+}
+
+// MeanVarianceNormalization: (X - mean) / (sqrt(E[X^2] - mean^2) + 1e-9) over `axes`.
+void MeanVarianceNormalization(NodeContext& c) {
+  const lang::Shape x = c.In(0).shape;
+  int r = x.rank();
+  std::vector<bool> reduce(r, false);
+  int64_t count = 1;
+  for (int64_t a : c.Ints("axes", {0, 2, 3})) {
+    int64_t k = NormalizeAxis(c, a, r);
+    if (!reduce[k]) count *= x.dims[k];
+    reduce[k] = true;
+  }
+  std::string xs = c.Ref(0), name = c.OutName(0), n = *Literal(static_cast<double>(count), x.dtype);
+  std::string s = c.Temp("sum"), sq = c.Temp("sq"), s2 = c.Temp("sqsum"), m = c.Temp("mean");
+  EmitReduce(c, s, '+', xs, x.dims, reduce, true);
+  c.Emit(fmt::format("{} = {} * {}", sq, xs, xs));
+  EmitReduce(c, s2, '+', sq, x.dims, reduce, true);
+  c.Emit(fmt::format("{} = {} / {}", m, s, n));
+  c.Emit(fmt::format("{} = ({} - {}) / (sqrt({} / {} - {} * {}) + {})", name, xs, m, s2, n, m, m,
+                     *Literal(1e-9, x.dtype)));
+  c.Define(0, x);
+}
+
+// InstanceNormalization: per sample and channel over the spatial axes.
+void InstanceNormalization(NodeContext& c) {
+  const lang::Shape x = c.In(0).shape;
+  int r = x.rank();
+  if (r < 3) c.Fail("the input must have rank 3 or more (N, C, spatial…)");
+  std::vector<bool> reduce(r, true);
+  reduce[0] = reduce[1] = false;
+  double eps = c.Float("epsilon", 1e-5f);
+  int64_t count = Product(x.dims, 2);
+  std::string n = *Literal(static_cast<double>(count), x.dtype);
+  std::string xs = c.Ref(0), name = c.OutName(0);
+  std::vector<int64_t> cdims(r - 1, 1);
+  cdims[0] = x.dims[1];
+  auto channel = [&](size_t i, const char* hint) {
+    std::string t = c.Temp(hint);
+    c.Emit(fmt::format("{} = reshape({}, {})", t, c.Ref(i), JoinInts(cdims)));
+    return t;
+  };
+  std::string scale = channel(1, "scale"), bias = channel(2, "bias");
+  std::string s = c.Temp("sum"), m = c.Temp("mean"), d = c.Temp("centered"), sq = c.Temp("sq"), v = c.Temp("varsum");
+  EmitReduce(c, s, '+', xs, x.dims, reduce, true);
+  c.Emit(fmt::format("{} = {} / {}", m, s, n));
+  c.Emit(fmt::format("{} = {} - {}", d, xs, m));
+  c.Emit(fmt::format("{} = {} * {}", sq, d, d));
+  EmitReduce(c, v, '+', sq, x.dims, reduce, true);
+  c.Emit(fmt::format("{} = {} / sqrt({} / {} + {}) * {} + {}", name, d, v, n, *Literal(eps, x.dtype), scale, bias));
+  c.Define(0, x);
+}
+
 // ArgMax/ArgMin: the first (or, with select_last_index, the last) index of
 // the extremum along `axis`, as i64.
 Converter ArgExtremum(bool max) {
@@ -178,6 +248,11 @@ std::vector<Registration> ReduceConverters() {
   r.push_back({"ArgMax", 12, ArgExtremum(true)});
   r.push_back({"ArgMin", 12, ArgExtremum(false)});
   r.push_back({"LayerNormalization", 17, LayerNormalization});
+  r.push_back({"LRN", 1, Lrn});
+  r.push_back({"LRN", 13, Lrn});
+  r.push_back({"MeanVarianceNormalization", 9, MeanVarianceNormalization});
+  r.push_back({"MeanVarianceNormalization", 13, MeanVarianceNormalization});
+  r.push_back({"InstanceNormalization", 6, InstanceNormalization});
   return r;
 }
 
