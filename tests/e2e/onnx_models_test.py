@@ -133,6 +133,49 @@ class ModelsTest(unittest.TestCase):
                                               torch.from_numpy(beta), eps=1e-3).numpy()
         self.assertLessEqual(rel_error(np.load(yp), want), 1e-5)
 
+    def test_ahead_of_time_model_runs_in_a_c_program(self):
+        import shutil
+        import torch
+        if not shutil.which("cc"):
+            self.skipTest("no C compiler")
+        path, xp, want = self.export("aotnet", lambda: torch.nn.Sequential(
+            torch.nn.Conv2d(3, 8, 3, padding=1, stride=2), torch.nn.ReLU(), torch.nn.Conv2d(8, 8, 3, padding=1),
+            torch.nn.AdaptiveAvgPool2d(1), torch.nn.Flatten(), torch.nn.Linear(8, 5)), (2, 3, 13, 11))
+        out = os.path.join(self.tmp.name, "aot")
+        run("compile", path, "-o", os.path.join(out, "net"))
+        for f in ("net.o", "net.c", "net.h", "net.weights", "net_weights.S", "net_model.h", "net_model.c"):
+            self.assertTrue(os.path.exists(os.path.join(out, f)), f)
+        app = r"""
+#include <stdio.h>
+#include <stdlib.h>
+#include "net_model.h"
+int main(int argc, char** argv) {
+  size_t n_in = net_input_BYTES / 4, n_out = net_output_BYTES / 4;
+  float* in = malloc(n_in * 4);
+  float* out = malloc(n_out * 4);
+  FILE* f = fopen(argv[1], "rb");
+  if (!f || fread(in, 4, n_in, f) != n_in) return 2;
+  fclose(f);
+  if (net_model(in, out)) return 3;
+  f = fopen(argv[2], "wb");
+  fwrite(out, 4, n_out, f);
+  fclose(f);
+  return 0;
+}
+"""
+        with open(os.path.join(out, "app.c"), "w") as f:
+            f.write(app)
+        with open(os.path.join(out, "net.h")) as f:
+            libs = ["-lpthread", "-lm"] + (["-lmvec"] if "-lmvec" in f.read() else [])
+        build = subprocess.run(["cc", "-O2", "-Wall", "-Werror", "-o", "app", "app.c", "net_model.c", "net_weights.S",
+                                "net.c", "tilec_aot_runtime.c", "net.o", *libs], cwd=out, capture_output=True, text=True)
+        self.assertEqual(build.returncode, 0, build.stderr)
+        np.load(xp).astype(np.float32).tofile(os.path.join(out, "x.bin"))
+        r = subprocess.run([os.path.join(out, "app"), "x.bin", "y.bin"], cwd=out, capture_output=True, text=True)
+        self.assertEqual(r.returncode, 0, r.stderr)
+        got = np.fromfile(os.path.join(out, "y.bin"), dtype=np.float32).reshape(want.shape)
+        self.assertLessEqual(rel_error(got, want), 1e-4)
+
     def test_unsupported_model_lists_every_missing_op(self):
         import onnx
         from onnx import TensorProto, helper

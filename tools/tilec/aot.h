@@ -14,13 +14,22 @@
 //
 // Kernel symbols are prefixed with NAME (`NAME_kernel_0`), so several
 // programs link into one application.
+//
+// With `constants` (an ONNX model's weights), the LLVM target also writes
+// NAME.weights (the constants' bytes, each at a multiple of 64),
+// NAME_weights.S (which embeds that file into the object with .incbin) and
+// NAME_model.{h,c}: `int NAME_model(const float* input, float* output)`,
+// the graph's inputs and outputs only, calling NAME with the embedded
+// weights.
 #pragma once
 
+#include <map>
 #include <string>
 #include <vector>
 
 #include "compiler/pipeline.h"
 #include "hal/hal.h"
+#include "tile_lang/tensor.h"
 
 namespace tilec::tools {
 
@@ -29,6 +38,7 @@ namespace tilec::tools {
 // written. UserError when NAME is not a C identifier or a file cannot be
 // written.
 std::vector<std::string> WriteAot(const compiler::CompiledProgram& compiled, hal::Device& device,
-                                  const std::string& out, const std::string& source_file);
+                                  const std::string& out, const std::string& source_file,
+                                  const std::map<std::string, lang::Tensor>* constants = nullptr);
 
 }  // namespace tilec::tools

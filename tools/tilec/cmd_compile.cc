@@ -135,7 +135,7 @@ void RunCompile(const CompileOptions& o, const GlobalOptions& global, bool expla
   if (!o.output.empty()) {
     progress.Set(fmt::format("emit ahead-of-time code for {}", device->id()));
     ProgressTicker ticker(progress);
-    std::vector<std::string> files = WriteAot(compiled, *device, o.output, o.file);
+    std::vector<std::string> files = WriteAot(compiled, *device, o.output, o.file, file.model ? &file.constants : nullptr);
     progress.Clear();
     if (o.json) {
       fmt::print("{}\n", Json::Object()
