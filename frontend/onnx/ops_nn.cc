@@ -85,6 +85,28 @@ std::string ChannelVector(NodeContext& c, size_t input, int rank, std::string_vi
   return name;
 }
 
+// The index lists of a convolution's contraction O[out] = +(X[x] * W[w]), constraint.
+struct ConvIndices {
+  std::vector<std::string> out, x, w, sizes;
+  std::string constraint;  // ", c < 4" or empty
+};
+
+// Conv and ConvTranspose: the contraction, then the bias (input 2) added
+// over the channels; output 0 is [N, co, spatial...].
+void EmitConvolution(NodeContext& c, const ConvIndices& i, int64_t co, const std::vector<int64_t>& spatial) {
+  const lang::Shape x = c.In(0).shape;
+  lang::Shape out{x.dtype, {x.dims[0], co}};
+  out.dims.insert(out.dims.end(), spatial.begin(), spatial.end());
+  std::string xs = c.Ref(0), ws = c.Ref(1);
+  std::string bias = c.HasInput(2) ? ChannelVector(c, 2, x.rank(), "bias") : "";
+  std::string name = c.OutName(0);
+  std::string target = bias.empty() ? name : c.Temp("conv");
+  c.Emit(fmt::format("{}[{} : {}] = +({}[{}] * {}[{}]){}", target, Join(i.out), Join(i.sizes), xs, Join(i.x), ws,
+                     Join(i.w), i.constraint));
+  if (!bias.empty()) c.Emit(fmt::format("{} = {} + {}", name, target, bias));
+  c.Define(0, out);
+}
+
 void Conv(NodeContext& c) {
   const lang::Shape x = c.In(0).shape, w = c.In(1).shape;
   int r = x.rank();
@@ -119,16 +141,7 @@ void Conv(NodeContext& c) {
     w_idx.push_back(fmt::format("k{}", k));
     sizes.push_back(std::to_string(g.out[k]));
   }
-  lang::Shape out{x.dtype, {x.dims[0], co}};
-  out.dims.insert(out.dims.end(), g.out.begin(), g.out.end());
-  std::string xs = c.Ref(0), ws = c.Ref(1);
-  std::string bias = c.HasInput(2) ? ChannelVector(c, 2, r, "bias") : "";
-  std::string name = c.OutName(0);
-  std::string target = bias.empty() ? name : c.Temp("conv");
-  c.Emit(fmt::format("{}[{} : {}] = +({}[{}] * {}[{}]){}", target, Join(out_idx), Join(sizes), xs, Join(x_idx), ws,
-                     Join(w_idx), constraint));
-  if (!bias.empty()) c.Emit(fmt::format("{} = {} + {}", name, target, bias));
-  c.Define(0, out);
+  EmitConvolution(c, {out_idx, x_idx, w_idx, sizes, constraint}, co, g.out);
 }
 
 // ConvTranspose: each input position scatters its window into the output;
@@ -196,16 +209,7 @@ void ConvTranspose(NodeContext& c) {
     w_idx.push_back(fmt::format("k{}", k));
     sizes.push_back(std::to_string(out[k]));
   }
-  lang::Shape shape{x.dtype, {x.dims[0], co}};
-  shape.dims.insert(shape.dims.end(), out.begin(), out.end());
-  std::string xs = c.Ref(0), ws = c.Ref(1);
-  std::string bias = c.HasInput(2) ? ChannelVector(c, 2, r, "bias") : "";
-  std::string name = c.OutName(0);
-  std::string target = bias.empty() ? name : c.Temp("convt");
-  c.Emit(fmt::format("{}[{} : {}] = +({}[{}] * {}[{}]){}", target, Join(out_idx), Join(sizes), xs, Join(x_idx), ws,
-                     Join(w_idx), constraint));
-  if (!bias.empty()) c.Emit(fmt::format("{} = {} + {}", name, target, bias));
-  c.Define(0, shape);
+  EmitConvolution(c, {out_idx, x_idx, w_idx, sizes, constraint}, co, out);
 }
 
 void Gemm(NodeContext& c) {
