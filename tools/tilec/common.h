@@ -55,6 +55,7 @@ Command AddBenchCommand(CLI::App& parent, const GlobalOptions& global);
 Command AddLayoutCommand(CLI::App& parent, const GlobalOptions& global);
 Command AddCacheCommand(CLI::App& parent, const GlobalOptions& global);
 Command AddTuneCommand(CLI::App& parent, const GlobalOptions& global);
+Command AddGradCommand(CLI::App& parent, const GlobalOptions& global);
 
 // --- One vocabulary ------------------------------------------------------------------------
 //

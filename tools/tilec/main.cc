@@ -46,7 +46,8 @@ int Main(int argc, char** argv) {
                                    AddCompileCommand(app, global), AddExplainCommand(app, global),
                                    AddDevicesCommand(app, global), AddBenchCommand(app, global),
                                    AddLayoutCommand(app, global), AddCacheCommand(app, global),
-                                   AddTuneCommand(app, global)};
+                                   AddTuneCommand(app, global),
+                                   AddGradCommand(app, global)};
 
   try {
     app.parse(argc, argv);
