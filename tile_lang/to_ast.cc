@@ -13,10 +13,6 @@ namespace {
 using ast::BinaryOp;
 using ast::ExprPtr;
 
-ExprPtr Int(int64_t v) {
-  return v < 0 ? ast::MakeUnary(ast::UnaryOp::Neg, ast::MakeInt(-v)) : ast::MakeInt(v);
-}
-
 // sum of `k * var` and a constant, all integers; `k` of 0 terms are absent.
 ExprPtr IntegerSum(const std::vector<std::pair<std::string, int64_t>>& terms, int64_t constant) {
   ExprPtr sum;
@@ -105,9 +101,10 @@ ExprPtr PolynomialExpr(const Polynomial& p) {
 }
 
 ExprPtr ScalarExpr(const Scalar& s) {
-  if (!s.is_float) return Int(s.i);
+  // Negative literals print as `-3`, which parses back to the same literal.
+  if (!s.is_float) return ast::MakeInt(s.i);
   if (!std::isfinite(s.f)) TILEC_USER_ERROR("the constant {} has no spelling in Tile", ToString(s));
-  return std::signbit(s.f) ? ast::MakeUnary(ast::UnaryOp::Neg, ast::MakeFloat(-s.f)) : ast::MakeFloat(s.f);
+  return ast::MakeFloat(s.f);
 }
 
 ExprPtr TensorExpr(const std::string& name) { return ast::MakeName(name, ast::NameClass::Tensor); }

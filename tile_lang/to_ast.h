@@ -21,8 +21,8 @@ namespace tilec::lang {
 // `2*x + i - 1`, `(x + 1)/2`, `0`. Index variables keep their names.
 ast::ExprPtr PolynomialExpr(const Polynomial& p);
 
-// A literal; a negative value is a unary minus of one. UserError for a
-// non-finite float (Tile cannot spell it).
+// A literal (negative literals print as `-3`). UserError for a non-finite
+// float (Tile cannot spell it).
 ast::ExprPtr ScalarExpr(const Scalar& s);
 
 // A tensor-class name reference.
