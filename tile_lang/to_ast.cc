@@ -91,8 +91,12 @@ ExprPtr PolynomialExpr(const Polynomial& p) {
     TILEC_CHECK(s.IsInteger());
     return s.num;
   };
+  // Positive terms first: `i - a`, not `-a + i`.
   std::vector<std::pair<std::string, int64_t>> terms;
-  for (const auto& [var, k] : p.terms) terms.emplace_back(var, scaled(k));
+  for (const auto& [var, k] : p.terms)
+    if (k > Rational(0)) terms.emplace_back(var, scaled(k));
+  for (const auto& [var, k] : p.terms)
+    if (k < Rational(0)) terms.emplace_back(var, scaled(k));
   ExprPtr num = IntegerSum(terms, scaled(p.constant));
   if (den == 1) return num;
   if (p.terms.empty())

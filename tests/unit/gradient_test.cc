@@ -300,5 +300,123 @@ TEST(GradientExamples, UnsupportedExamplesFailWithTheStatement) {
   }
 }
 
+
+// Every differentiable elementwise function of the table (grad_rules.h), with
+// tensors in every operand position and broadcasting operands.
+TEST(GradientRules, ElementwiseTableMatchesFiniteDifferences) {
+  const char* source = R"(
+function (A[N, M], B[N, M], P[N, M], Row[M], Col[N, One], S[]) -> (O) {
+  T1 = A / B + A % B - B * A + -A;
+  T2 = pow(P, A) + pow(P, 2) + exp(A) + log(P) + sqrt(P) + tanh(A) + sigmoid(A) + erf(A);
+  T3 = sin(A) + cos(A) + tan(A) + sinh(A) + cosh(A) + asin(A) + acos(A) + atan(A);
+  T4 = abs(A) + min(A, B) + max(A, B) + floor(B) + ceil(B) + round(B) + relu(A);
+  T5 = (A > B ? A * Row : B * Col) * S;
+  O = T1 + T2 + T3 + T4 + T5 + as_float(A, 64) + Row;
+})";
+  Inputs inputs = {{"A", {{5, 7}, -0.9, 0.9}}, {"B", {{5, 7}, 0.5, 2}},  {"P", {{5, 7}, 0.2, 2}},
+                   {"Row", {{7}}},            {"Col", {{5, 1}}},        {"S", {{}}}};
+  CheckGradient(source, inputs, "elementwise");
+  CheckCompiled(source, inputs, "elementwise");
+}
+
+// Contractions: the same tensor twice, `+` and `== ?` combinations, `<` with
+// a default, a rank-0 output, an `=` with a default at an offset.
+TEST(GradientRules, ContractionFormsMatchFiniteDifferences) {
+  const char* ordered = R"(
+function (A[N, M], B[M], Idx[N], Cls[M], Z[N]) -> (O, Q, R) {
+  Sq[i : N] = +(A[i, j] * A[i, j]);
+  Ad[i, j : N, M] = +(A[i, j] + B[j]);
+  Sel[i : N] = +(Idx[i] == Cls[j] ? B[j]);
+  Mn[i : N] = <(A[i, j]), j < M - 1 default Z;
+  Tot[] = +(Ad[i, j]);
+  O = Sq + Sel + Mn;
+  Q = Tot * 2;
+  Z2[i : N + 2] = =(Z[i]);
+  R[i + 1 : N + 2] = =(Sq[i]) default Z2;
+})";
+  Inputs inputs = {{"A", {{5, 7}}}, {"B", {{7}}}, {"Idx", {{5}, 0, 3, true}}, {"Cls", {{7}, 0, 3, true}}, {"Z", {{5}}}};
+  CheckGradient(ordered, inputs, "contractions");
+  CheckCompiled(ordered, inputs, "contractions");
+}
+
+lang::GradientProgram Derive(const std::string& source, const std::map<std::string, Shape>& shapes,
+                             lang::GradientOptions options = {}) {
+  return lang::Gradient(lang::Parse(MakeSource("test.tile", source)), shapes, options);
+}
+
+std::map<std::string, lang::Tensor> EvaluateGradient(const lang::GradientProgram& g,
+                                                     const std::map<std::string, std::vector<double>>& values) {
+  lang::Program bound = BindText(lang::Print(g.function), g.input_shapes);
+  std::map<std::string, lang::Tensor> inputs;
+  for (const auto& [name, v] : values) {
+    lang::Tensor t(g.input_shapes.at(name));
+    EXPECT_EQ(t.size(), static_cast<int64_t>(v.size())) << name;
+    for (size_t i = 0; i < v.size(); ++i) t.SetDouble(static_cast<int64_t>(i), v[i]);
+    inputs.emplace(name, std::move(t));
+  }
+  return lang::Evaluate(bound, inputs);
+}
+
+std::vector<double> Values(const lang::Tensor& t) {
+  std::vector<double> v;
+  for (int64_t i = 0; i < t.size(); ++i) v.push_back(t.GetDouble(i));
+  return v;
+}
+
+// Ties in a max window: the whole gradient goes to the first element (the
+// smallest row-major position), one element per window, as PyTorch's max
+// pooling.
+TEST(GradientRules, MaxWindowTiesGoToTheFirstElement) {
+  auto g = Derive("function (X[N]) -> (O) { O[i : 3] = >(X[2 * i + j]), j < 3; }",
+                  {{"X", Shape{DataType::F32, {7}}}});
+  auto out = EvaluateGradient(g, {{"X", {1, 1, 1, 1, 1, 1, 1}}, {"O_grad", {1, 2, 4}}});
+  EXPECT_EQ(Values(out.at("X_grad")), (std::vector<double>{1, 0, 2, 0, 4, 0, 0}));
+  // The maximum gets it; X[4] is the maximum of two windows, and first in the second's tie.
+  out = EvaluateGradient(g, {{"X", {0, 3, 1, 0, 5, 5, 2}}, {"O_grad", {1, 2, 4}}});
+  EXPECT_EQ(Values(out.at("X_grad")), (std::vector<double>{0, 1, 0, 0, 6, 0, 0}));
+}
+
+// Elementwise min/max of two equal values give each half (PyTorch's rule).
+TEST(GradientRules, ElementwiseMaxTiesSplitEvenly) {
+  auto g = Derive("function (X[N], Y[N]) -> (O) { O = max(X, Y); }",
+                  {{"X", Shape{DataType::F32, {3}}}, {"Y", Shape{DataType::F32, {3}}}});
+  auto out = EvaluateGradient(g, {{"X", {1, 2, 3}}, {"Y", {1, 5, 0}}, {"O_grad", {2, 2, 2}}});
+  EXPECT_EQ(Values(out.at("X_grad")), (std::vector<double>{1, 0, 2}));
+  EXPECT_EQ(Values(out.at("Y_grad")), (std::vector<double>{1, 2, 0}));
+}
+
+// An input that receives no gradient (only through floor and a comparison)
+// gets zeros; the signature lists the incoming gradients and the results.
+TEST(GradientRules, InputWithoutGradientGetsZeros) {
+  auto g = Derive("function (X[N], Y[N]) -> (O, B) { O = X + floor(Y); B = Y > 0; }",
+                  {{"X", Shape{DataType::F32, {3}}}, {"Y", Shape{DataType::F32, {3}}}});
+  EXPECT_EQ(g.incoming, (std::map<std::string, std::string>{{"O", "O_grad"}}));
+  EXPECT_EQ(g.gradients, (std::map<std::string, std::string>{{"X", "X_grad"}, {"Y", "Y_grad"}}));
+  auto out = EvaluateGradient(g, {{"X", {1, 2, 3}}, {"Y", {0.5, -1.5, 2}}, {"O_grad", {1, 2, 3}}});
+  EXPECT_EQ(Values(out.at("X_grad")), (std::vector<double>{1, 2, 3}));
+  EXPECT_EQ(Values(out.at("Y_grad")), (std::vector<double>{0, 0, 0}));
+}
+
+// Names the program uses already get a suffix; temporaries are renamed.
+TEST(GradientRules, NamesDoNotCollide) {
+  auto g = Derive("function (X[N], O_grad[N]) -> (O) { X_grad = O_grad * 2.0; O = X * X_grad; }",
+                  {{"X", Shape{DataType::F32, {3}}}, {"O_grad", Shape{DataType::F32, {3}}}},
+                  {{"X"}, {}});
+  EXPECT_EQ(g.incoming.at("O"), "O_grad_2");
+  EXPECT_EQ(g.gradients.at("X"), "X_grad_2");
+  auto out = EvaluateGradient(g, {{"X", {1, 2, 3}}, {"O_grad", {1, 1, 1}}, {"O_grad_2", {1, 0, 2}}});
+  EXPECT_EQ(Values(out.at("X_grad_2")), (std::vector<double>{2, 0, 4}));
+}
+
+// The derived text parses back to the same AST.
+TEST(GradientRules, DerivedProgramRoundTrips) {
+  auto g = Derive("function (I[N, M]) -> (O) { O[i, j : 2 * N, 2 * M] = =(I[i / 2 - a / 2, j / 2 - b / 2]), a < 2, b < 2; }",
+                  {{"I", Shape{DataType::F32, {3, 4}}}});
+  std::string text = lang::Print(g.function);
+  EXPECT_TRUE(lang::ast::Equal(lang::Parse(MakeSource("g.tile", text)), g.function)) << text;
+  EXPECT_NE(text.find("I_grad[(i - a) / 2, (j - b) / 2 : 3, 4] = +(O_grad[i, j]), a < 2, b < 2;"), std::string::npos)
+      << text;
+}
+
 }  // namespace
 }  // namespace tilec
