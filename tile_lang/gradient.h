@@ -12,7 +12,7 @@
 // Body: the forward ops the gradient needs (temporaries `_T<n>` renamed
 // `T<n>`), then the backward statements, which read them.
 //
-// Rules (docs/user-guide.md, "Gradients"):
+// Rules (docs/user-guide.md, "`tilec grad`: gradients"):
 //  * Contraction `O[o] = +(A[a] * B[b])` (also `=`): the gradient of A is the
 //    contraction with output and input swapped, `A_g[a : dims(A)] = +(O_g[o] *
 //    B[b])`, with the same constraints: a gather over the same valid index

@@ -57,7 +57,7 @@ Command AddGradCommand(CLI::App& parent, const GlobalOptions& global) {
   app->footer(Footer(
       "The gradient program's inputs are the program's inputs, then O_grad (the incoming gradient,\n"
       "shaped like O) per differentiated output O; its outputs are X_grad per input X of --wrt.\n"
-      "Its sizes are those of the -s shapes. Rules and limits: docs/user-guide.md, \"Gradients\".\n\n"
+      "Its sizes are those of the -s shapes. Rules and limits: docs/user-guide.md, \"tilec grad\".\n\n"
       "Examples:\n"
       "  tilec grad examples/conv_relu.tile -s D=f32[1,8,8,4] -s K=f32[3,3,4,4] --wrt D,K\n"
       "  tilec grad examples/softmax.tile -s X=f32[4,10] -o softmax_grad.tile\n"
