@@ -411,18 +411,36 @@ tilec_status tilec_device_cl_handles(tilec_device device, void** cl_context, voi
 
 // ---- Programs
 
-tilec_status tilec_source_inputs(const char* source, const char* source_name, const char** inputs,
-                                 tilec_error* error) {
+namespace {
+// The names of the inputs (or outputs) of `source`, separated by commas,
+// valid until this thread's next call.
+tilec_status SourceNames(const char* source, const char* source_name, const char** names_out, bool outputs,
+                         tilec_error* error) {
   return Guard(error, [&] {
-    RequireOut(inputs, "the inputs out pointer");
-    *inputs = nullptr;
+    RequireOut(names_out, outputs ? "the outputs out pointer" : "the inputs out pointer");
+    *names_out = nullptr;
     if (!source) TILEC_USAGE_ERROR("the source is NULL");
     lang::ast::Function f = lang::Parse(MakeSource(source_name ? source_name : "<source>", source));
     thread_local std::string names;
     names.clear();
-    for (const auto& in : f.inputs) names += (names.empty() ? "" : ",") + in.name;
-    *inputs = names.c_str();
+    if (outputs) {
+      for (const auto& out : f.outputs) names += (names.empty() ? "" : ",") + out.name;
+    } else {
+      for (const auto& in : f.inputs) names += (names.empty() ? "" : ",") + in.name;
+    }
+    *names_out = names.c_str();
   });
+}
+}  // namespace
+
+tilec_status tilec_source_inputs(const char* source, const char* source_name, const char** inputs,
+                                 tilec_error* error) {
+  return SourceNames(source, source_name, inputs, false, error);
+}
+
+tilec_status tilec_source_outputs(const char* source, const char* source_name, const char** outputs,
+                                  tilec_error* error) {
+  return SourceNames(source, source_name, outputs, true, error);
 }
 
 namespace {

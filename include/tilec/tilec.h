@@ -178,6 +178,9 @@ typedef struct tilec_compile_options {
  * source is given, before any shape is known. */
 TILEC_API tilec_status tilec_source_inputs(const char* source, const char* source_name, const char** inputs,
                                            tilec_error* error);
+/* As tilec_source_inputs, for the output names ("R"), in signature order. */
+TILEC_API tilec_status tilec_source_outputs(const char* source, const char* source_name, const char** outputs,
+                                            tilec_error* error);
 
 /* Compiles Tile `source` (`source_name` is shown in error messages; may be
  * NULL) for `device` with one spec per program input. `options` may be NULL. */

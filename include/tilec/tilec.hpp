@@ -83,6 +83,19 @@ inline std::vector<std::string> DeviceIds() {
   return ids;
 }
 
+namespace detail {
+inline std::vector<std::string> SplitNames(const char* joined) {
+  std::vector<std::string> names;
+  std::string_view all(joined ? joined : "");
+  while (!all.empty()) {
+    size_t comma = all.find(',');
+    names.emplace_back(all.substr(0, comma));
+    all = comma == std::string_view::npos ? std::string_view() : all.substr(comma + 1);
+  }
+  return names;
+}
+}  // namespace detail
+
 // The input names of Tile `source`, parsed without shapes; tilec::Error (a
 // user error with its location) for a syntax error.
 inline std::vector<std::string> SourceInputs(std::string_view source, std::string_view name = "<source>") {
@@ -90,14 +103,16 @@ inline std::vector<std::string> SourceInputs(std::string_view source, std::strin
   const char* inputs = nullptr;
   tilec_error error = nullptr;
   detail::Check(tilec_source_inputs(text.c_str(), file.c_str(), &inputs, &error), error);
-  std::vector<std::string> names;
-  std::string_view all(inputs ? inputs : "");
-  while (!all.empty()) {
-    size_t comma = all.find(',');
-    names.emplace_back(all.substr(0, comma));
-    all = comma == std::string_view::npos ? std::string_view() : all.substr(comma + 1);
-  }
-  return names;
+  return detail::SplitNames(inputs);
+}
+
+// The output names of Tile `source`, in signature order (as SourceInputs).
+inline std::vector<std::string> SourceOutputs(std::string_view source, std::string_view name = "<source>") {
+  std::string text(source), file(name);
+  const char* outputs = nullptr;
+  tilec_error error = nullptr;
+  detail::Check(tilec_source_outputs(text.c_str(), file.c_str(), &outputs, &error), error);
+  return detail::SplitNames(outputs);
 }
 
 // An input's shape (and layout) for compiling: the dims are copied, so they

@@ -74,6 +74,13 @@ TEST(GradientApi, ErrorsCarryTheStatementsLocation) {
   }
 }
 
+TEST(GradientApi, SourceOutputsInSignatureOrder) {
+  EXPECT_EQ(tilec::SourceOutputs("function (A[N]) -> (Y, B) { Y = A * 2; B = A > 0; }"),
+            (std::vector<std::string>{"Y", "B"}));
+  const char* outputs = nullptr;
+  EXPECT_EQ(tilec_source_outputs(nullptr, nullptr, &outputs, nullptr), TILEC_ERROR_USAGE);
+}
+
 TEST(GradientApi, CAbiRejectsMisuse) {
   const char* text = nullptr;
   tilec_error error = nullptr;
