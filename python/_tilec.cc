@@ -251,7 +251,7 @@ bool FromTorch(const py::handle& obj, const std::string& name, Arg& arg) {
     return true;
   }
   if (PyObject_IsInstance(obj.ptr(), reinterpret_cast<PyObject*>(torch->tensor_type)) != 1) return PyErr_Clear(), false;
-  // The rule of tilec.torch.op: a Tile function has no backward, so a
+  // A tilec.function has no backward (tilec.torch.op records one), so a
   // tensor that requires grad while autograd records is an error, never
   // silently detached (torch.no_grad() or .detach() says it is meant).
   if (obj.attr("requires_grad").cast<bool>() &&
