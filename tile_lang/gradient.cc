@@ -46,11 +46,6 @@ size_t Rank(const std::vector<Polynomial>& polys, const std::vector<std::string>
   return rank;
 }
 
-bool IsIntegral(const Polynomial& p) {
-  if (!p.constant.IsInteger()) return false;
-  return std::all_of(p.terms.begin(), p.terms.end(), [](const auto& t) { return t.second.IsInteger(); });
-}
-
 void CollectNames(const ast::Expr& e, std::set<std::string>& names) {
   if (e.kind == ast::ExprKind::Name && e.name_class == ast::NameClass::Tensor) names.insert(e.name);
   for (const ExprPtr& a : e.args)
@@ -202,7 +197,7 @@ class Deriver {
                       DataType dtype);
   std::optional<Grad> Finalize(const std::string& t);
   std::vector<ast::Constraint> Constraints(const ContractionOp& c);
-  std::vector<ast::Constraint> RangesOf(const ContractionOp& c, const ContractionOp::Access& a);
+  std::string Filled(const std::string& t, int64_t value);
 
   void Elementwise(const ElementwiseOp& op, const std::string& g);
   void Contraction(const ContractionOp& c, const std::string& g);
@@ -218,6 +213,7 @@ class Deriver {
   std::map<std::string, std::string> renamed_;
   std::set<std::string> reach_;  // tensors that depend on an input being differentiated
   std::map<std::string, std::vector<Grad>> contribs_;
+  std::map<std::pair<std::string, int64_t>, std::string> filled_;  // Filled's tensors
   std::vector<ast::Statement> backward_;
 };
 
@@ -277,18 +273,17 @@ std::vector<ast::Constraint> Deriver::Constraints(const ContractionOp& c) {
   return out;
 }
 
-// `a`'s index ranges as constraints, for a contraction that no longer reads `a`.
-std::vector<ast::Constraint> Deriver::RangesOf(const ContractionOp& c, const ContractionOp::Access& a) {
-  std::vector<ast::Constraint> out;
-  const auto& dims = ShapeOf(a.tensor).dims;
-  for (size_t k = 0; k < a.index.size(); ++k) {
-    if (!IsIntegral(a.index[k]))
-      Fail(c.span, fmt::format("the index {} of '{}' is fractional; its validity cannot be kept without reading it",
-                               ToString(a.index[k]), a.tensor));
-    if (a.index[k].IsConstant()) continue;
-    out.push_back({PolynomialExpr(a.index[k]), ast::MakeInt(dims[k]), {}});
-  }
-  return out;
+// An i32 tensor of t's shape holding `value` everywhere: reading it keeps a
+// contraction's valid index assignments (ranges and integrality of t's
+// indices) without t's values.
+std::string Deriver::Filled(const std::string& t, int64_t value) {
+  auto key = std::make_pair(t, value);
+  auto it = filled_.find(key);
+  if (it != filled_.end()) return it->second;
+  ExprPtr zero = ast::MakeBinary(ast::BinaryOp::Mul, Call("as_int", {TensorExpr(Name(t)), ast::MakeInt(32)}),
+                                 ast::MakeInt(0));
+  ExprPtr v = value == 0 ? zero : ast::MakeBinary(ast::BinaryOp::Add, zero, ast::MakeInt(value));
+  return filled_[key] = Emit(Name(t) + (value == 0 ? "_zero" : "_one"), v);
 }
 
 void Deriver::Elementwise(const ElementwiseOp& op, const std::string& g) {
@@ -339,9 +334,9 @@ void Deriver::Contraction(const ContractionOp& c, const std::string& g) {
         break;
       }
       case ast::CombOp::Add: {
-        d.inputs = {gref};
-        auto ranges = RangesOf(c, c.inputs[1 - k]);
-        d.constraints.insert(d.constraints.end(), ranges.begin(), ranges.end());
+        const auto& other = c.inputs[1 - k];
+        d.comb = ast::CombOp::Mul;
+        d.inputs = {gref, Ref(Filled(other.tensor, 1), other.index)};
         break;
       }
       case ast::CombOp::Cond:
@@ -408,23 +403,20 @@ void Deriver::Extremum(const ContractionOp& c, const std::string& g) {
   Contribute(a.tensor, Emit(GradBase(a.tensor), std::move(d)), in.dims, ShapeOf(c.output).dtype, true);
 }
 
-// `default P`: P's elements pass through where the contraction reached nothing.
+// `default P`: P's elements pass through where the contraction reached
+// nothing. `reached` reads every input's index through a filled tensor:
+// `>(Z_a[a] == Z_b[b])` is 1 where some valid assignment reaches the element.
 void Deriver::Default(const ContractionOp& c, const std::string& g) {
-  const auto& first = c.inputs[0];
-  ExprPtr zero = ast::MakeBinary(ast::BinaryOp::Mul, Call("as_int", {TensorExpr(Name(first.tensor)), ast::MakeInt(32)}),
-                                 ast::MakeInt(0));
-  std::string z = Emit(Name(first.tensor) + "_zero", zero);
   ast::Contraction r;
   r.output = Ref("", c.output_index);
   r.sizes = Sizes(ShapeOf(c.output).dims);
   r.agg = ast::AggOp::Max;
-  r.comb = ast::CombOp::Eq;
-  r.inputs = {Ref(z, first.index), Ref(z, first.index)};
+  const auto& a = c.inputs[0];
+  const auto& b = c.inputs.size() > 1 ? c.inputs[1] : c.inputs[0];
+  r.comb = c.inputs.size() > 2 ? ast::CombOp::Cond : ast::CombOp::Eq;
+  r.inputs = {Ref(Filled(a.tensor, 0), a.index), Ref(Filled(b.tensor, 0), b.index)};
+  if (c.inputs.size() > 2) r.inputs.push_back(Ref(Filled(c.inputs[2].tensor, 1), c.inputs[2].index));
   r.constraints = Constraints(c);
-  for (size_t k = 1; k < c.inputs.size(); ++k) {
-    auto ranges = RangesOf(c, c.inputs[k]);
-    r.constraints.insert(r.constraints.end(), ranges.begin(), ranges.end());
-  }
   std::string reached = Emit(Name(c.output) + "_reached", std::move(r));
   const Shape& out = ShapeOf(c.output);
   ContributeExpr(*c.default_tensor, ast::MakeTernary(TensorExpr(reached), ast::MakeInt(0), TensorExpr(g)), out.dims,

@@ -17,8 +17,9 @@
 //    contraction with output and input swapped, `A_g[a : dims(A)] = +(O_g[o] *
 //    B[b])`, with the same constraints: a gather over the same valid index
 //    assignments (affine output polynomials, skipped taps and rational
-//    indices are ordinary Tile). `A[a] + B[b]`: `+(O_g[o])` with B's ranges
-//    as constraints; `A == B ? C`: C gets `+(A[a] == B[b] ? O_g[o])`.
+//    indices are ordinary Tile). `A[a] + B[b]`: `+(O_g[o] * B_one[b])`, B_one
+//    an i32 tensor of ones shaped like B (it keeps B's valid indices);
+//    `A == B ? C`: C gets `+(A[a] == B[b] ? O_g[o])`.
 //  * `>`/`<` of one input: the gradient goes to one element per output
 //    element, the extremum of smallest row-major position in the input
 //    (PyTorch's first-index rule for pooling windows), via an i32 key per
@@ -32,8 +33,7 @@
 //  * Integer and boolean tensors carry no gradient; an input whose gradient
 //    is requested but receives none gets zeros.
 // Unsupported, each a UserError naming the statement: product aggregation,
-// `>`/`<` of a combination or with a window element reached twice, a `+`
-// combination whose other input has fractional indices.
+// `>`/`<` of a combination or with a window element reached twice.
 #pragma once
 
 #include <map>

@@ -108,7 +108,8 @@ class CliTest(unittest.TestCase):
                              ("devices", ["--json"]),
                              ("layout", ["-s,--shape", "--form"]),
                              ("cache", ["info", "list", "clear"]),
-                             ("tune", [*shared, "--target", "--trials", "--budget", "--seed", "--show"])]:
+                             ("tune", [*shared, "--target", "--trials", "--budget", "--seed", "--show"]),
+                             ("grad", ["-s,--shape", "--wrt", "--outputs", "-o,--output"])]:
             with self.subTest(sub=sub):
                 r = run(sub, "--help")
                 self.assertExit(r, 0)
@@ -126,7 +127,8 @@ class CliTest(unittest.TestCase):
         r = run("--help")
         self.assertExit(r, 0)
         listed = re.findall(r"^  (\w+) {2,}\S", r.stdout.split("Subcommands:")[1].split("Exit codes")[0], re.M)
-        self.assertEqual(listed, ["check", "run", "compile", "explain", "devices", "bench", "layout", "cache", "tune"])
+        self.assertEqual(listed, ["check", "run", "compile", "explain", "devices", "bench", "layout", "cache", "tune",
+                                  "grad"])
         self.assertIn("-q,--quiet", r.stdout)
 
     def test_usage_errors_exit_2(self) -> None:
