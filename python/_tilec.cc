@@ -766,6 +766,9 @@ py::object MakeFunctionObject(py::object impl) {
 
 }  // namespace
 
+// tilec.gradient_source and source_outputs (_tilec_grad.cc).
+void DefineGradients(py::module_& m);
+
 PYBIND11_MODULE(_tilec, m) {
   m.doc() = "Tilec: compile Tile tensor programs and run them on NumPy arrays and DLPack tensors";
   static py::exception<tilec::Error> error(m, "Error");
@@ -819,29 +822,6 @@ PYBIND11_MODULE(_tilec, m) {
       "`constants`: inputs whose contents do not change between calls (weights): the work that "
       "reads only them runs once, until they are given other memory or invalidate_constants() "
       "is called after they changed in place.");
-  m.def(
-      "source_outputs", [](const std::string& source, const std::string& name) { return tilec::SourceOutputs(source, name); },
-      py::arg("source"), py::arg("name") = "<python>", "The output names of Tile `source`, in signature order");
-  m.def(
-      "gradient_source",
-      [](const std::string& source, const py::dict& shapes, const std::vector<std::string>& wrt,
-         const std::vector<std::string>& outputs, const std::string& name) {
-        std::vector<std::string> names;
-        names.reserve(shapes.size());  // the specs view these strings
-        std::vector<tilec::TensorSpec> specs;
-        for (auto [key, value] : shapes) {
-          names.push_back(py::cast<std::string>(key));
-          auto spec = py::cast<py::tuple>(value);
-          if (spec.size() != 2) throw py::value_error("a shape is a (dtype, dims) pair");
-          auto dims = py::cast<std::vector<int64_t>>(spec[1]);
-          specs.emplace_back(names.back(), ToDtype(py::dtype::from_args(spec[0])), std::span<const int64_t>(dims));
-        }
-        return tilec::GradientSource(source, specs, {wrt, outputs}, name);
-      },
-      py::arg("source"), py::arg("shapes"), py::arg("wrt") = std::vector<std::string>{},
-      py::arg("outputs") = std::vector<std::string>{}, py::arg("name") = "<python>",
-      "The Tile text of the reverse-mode gradient of `source` for `shapes` ({input: (dtype, dims)}): "
-      "inputs are the program's then O_grad per differentiated output O, outputs X_grad per input X "
-      "of `wrt` (empty lists: every float input / output). See docs/user-guide.md, \"tilec grad\".");
+  DefineGradients(m);
   m.attr("Function") = py::reinterpret_borrow<py::object>(reinterpret_cast<PyObject*>(FunctionType()));
 }

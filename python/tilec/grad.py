@@ -29,7 +29,7 @@ def _signature(value):
 def gradient_source(source, shapes, wrt=(), outputs=(), name="<python>"):
     """The Tile text of the gradient of `source` for `shapes`, a dict
     {input: (dtype, dims)}; see the module's docstring."""
-    specs = {k: (np.dtype(d), [int(x) for x in dims]) for k, (d, dims) in shapes.items()}
+    specs = {k: (np.dtype(d).name, [int(x) for x in dims]) for k, (d, dims) in shapes.items()}
     return _gradient_source(source, specs, list(wrt), list(outputs), name)
 
 
