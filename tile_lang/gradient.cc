@@ -46,6 +46,83 @@ size_t Rank(const std::vector<Polynomial>& polys, const std::vector<std::string>
   return rank;
 }
 
+// A gradient contraction before it is written as Tile: output and input
+// polynomials over the forward contraction's index variables, its constraints.
+struct Gather {
+  std::vector<Polynomial> out;
+  std::vector<std::pair<std::string, std::vector<Polynomial>>> refs;
+  std::vector<ContractionOp::Constraint> constraints;
+};
+
+// p with `var` replaced by `value`.
+Polynomial Substitute(const Polynomial& p, const std::string& var, const Polynomial& value) {
+  Rational k = p.Coeff(var);
+  if (k == Rational(0)) return p;
+  Polynomial q = p;
+  q.terms.erase(var);
+  return q + value * k;
+}
+
+// Rewrites a gradient contraction's output indices into plain variables, so
+// that a kernel gathers each output element instead of scattering over
+// windows (the compiler's form for a non-plain output is a slow direct one),
+// keeping the valid index assignments (the rewrite is a bijection of them).
+// In `x + i - 1`, x (coefficient 1, the other terms integers, so x stays an
+// integer exactly when the new variable is) is renamed to stand for the
+// whole index, and `x - i + 1` replaces it everywhere else:
+//     D_g[n, x + i - 1, ...] = +(O_g[n, x, ...] * K[i, ...])
+//     D_g[n, x, ...] = +(O_g[n, x - i + 1, ...] * K[i, ...])
+// Of the candidates, the variable of largest range is taken (the spatial one
+// rather than the kernel tap); only coefficient 1 for now (see below). A strided window `2 * x + i` so becomes
+// `I_g[n, i, ...] = +(O_g[n, x, ...] * F[i - 2 * x, ...])`, whose kernel
+// visits every x for each element though few are valid; splitting the index
+// by its residue (`2 * u + r`, r < 2) would visit only those, but its output
+// is not plain and so gets the slow direct form today. An index without a
+// variable of coefficient 1 (`2 * x`, `x / 2`, `N - 1 - x`) stays as it is.
+void MakeOutputPlain(Gather& g, const ContractionOp& c) {
+  auto range = [&](const std::string& v) {
+    for (size_t k = 0; k < c.index_vars.size(); ++k)
+      if (c.index_vars[k] == v) return c.bounds[k].hi - c.bounds[k].lo;
+    return int64_t{0};
+  };
+  auto plain = [](const Polynomial& p) {
+    return p.terms.size() == 1 && p.terms.begin()->second == Rational(1) && p.constant == Rational(0);
+  };
+  auto substitute = [&](const std::string& var, const Polynomial& value) {
+    for (Polynomial& q : g.out) q = Substitute(q, var, value);
+    for (auto& [tensor, index] : g.refs)
+      for (Polynomial& q : index) q = Substitute(q, var, value);
+    for (auto& k : g.constraints) k.poly = Substitute(k.poly, var, value);
+  };
+  auto var = [](const std::string& v) {
+    Polynomial p;
+    p.terms[v] = 1;
+    return p;
+  };
+  std::set<std::string> fixed;
+  for (const Polynomial& p : g.out)
+    if (plain(p)) fixed.insert(p.terms.begin()->first);
+  for (size_t k = 0; k < g.out.size(); ++k) {
+    const Polynomial p = g.out[k];
+    bool integral = p.constant.IsInteger();
+    for (const auto& [v, coeff] : p.terms) integral = integral && coeff.IsInteger();
+    if (plain(p) || !integral) continue;
+    std::string unit;  // the variable of coefficient 1 of largest range
+    for (const auto& [v, coeff] : p.terms) {
+      if (fixed.count(v)) continue;
+      // Coefficient -1 (`N - 1 - x`) would do too, but the llvm backend then
+      // miscompiles some programs (difftest --grad seed 426); left as it is.
+      if (coeff == Rational(1) && (unit.empty() || range(v) > range(unit))) unit = v;
+    }
+    if (unit.empty()) continue;
+    // p = v + rest, so the old v is (new v) - rest.
+    Polynomial rest = p;
+    rest.terms.erase(unit);
+    substitute(unit, var(unit) - rest);
+    fixed.insert(unit);
+  }
+}
+
 void CollectNames(const ast::Expr& e, std::set<std::string>& names) {
   if (e.kind == ast::ExprKind::Name && e.name_class == ast::NameClass::Tensor) names.insert(e.name);
   for (const ExprPtr& a : e.args)
@@ -198,6 +275,8 @@ class Deriver {
   std::optional<Grad> Finalize(const std::string& t);
   std::vector<ast::Constraint> Constraints(const ContractionOp& c);
   std::string Filled(const std::string& t, int64_t value);
+  ast::Contraction Write(Gather g, const ContractionOp& c, const std::string& out, ast::AggOp agg,
+                         ast::CombOp comb);
 
   void Elementwise(const ElementwiseOp& op, const std::string& g);
   void Contraction(const ContractionOp& c, const std::string& g);
@@ -286,6 +365,20 @@ std::string Deriver::Filled(const std::string& t, int64_t value) {
   return filled_[key] = Emit(Name(t) + (value == 0 ? "_zero" : "_one"), v);
 }
 
+// `g` as a contraction into a tensor shaped like `out` (MakeOutputPlain first).
+ast::Contraction Deriver::Write(Gather g, const ContractionOp& c, const std::string& out, ast::AggOp agg,
+                                ast::CombOp comb) {
+  MakeOutputPlain(g, c);
+  ast::Contraction d;
+  d.output = Ref("", g.out);
+  d.sizes = Sizes(ShapeOf(out).dims);
+  d.agg = agg;
+  d.comb = comb;
+  for (const auto& [tensor, index] : g.refs) d.inputs.push_back(Ref(tensor, index));
+  for (const auto& k : g.constraints) d.constraints.push_back({PolynomialExpr(k.poly), ast::MakeInt(k.range), {}});
+  return d;
+}
+
 void Deriver::Elementwise(const ElementwiseOp& op, const std::string& g) {
   std::vector<ExprPtr> x;
   for (const Operand& o : op.operands) x.push_back(o.is_tensor ? TensorExpr(Name(o.tensor)) : ScalarExpr(o.scalar));
@@ -316,36 +409,34 @@ void Deriver::Contraction(const ContractionOp& c, const std::string& g) {
       break;
   }
   const Shape& out = ShapeOf(c.output);
-  ast::TensorRef gref = Ref(g, c.output_index);
   for (size_t k : need) {
     const auto& a = c.inputs[k];
-    ast::Contraction d;
-    d.output = Ref("", a.index);
-    d.sizes = Sizes(ShapeOf(a.tensor).dims);
-    d.constraints = Constraints(c);
-    d.comb = c.comb == ast::CombOp::Mul ? ast::CombOp::Mul : c.comb == ast::CombOp::Cond ? ast::CombOp::Cond
-                                                                                          : ast::CombOp::None;
+    Gather d{a.index, {}, c.constraints};
+    ast::CombOp comb = ast::CombOp::None;
     switch (c.comb) {
-      case ast::CombOp::None: d.inputs = {gref}; break;
+      case ast::CombOp::None: d.refs = {{g, c.output_index}}; break;
       case ast::CombOp::Mul: {
         const auto& other = c.inputs[1 - k];
-        ast::TensorRef oref = Ref(Name(other.tensor), other.index);
-        d.inputs = k == 0 ? std::vector{gref, oref} : std::vector{oref, gref};
+        comb = ast::CombOp::Mul;
+        d.refs = {{g, c.output_index}, {Name(other.tensor), other.index}};
+        if (k == 1) std::swap(d.refs[0], d.refs[1]);
         break;
       }
       case ast::CombOp::Add: {
         const auto& other = c.inputs[1 - k];
-        d.comb = ast::CombOp::Mul;
-        d.inputs = {gref, Ref(Filled(other.tensor, 1), other.index)};
+        comb = ast::CombOp::Mul;
+        d.refs = {{g, c.output_index}, {Filled(other.tensor, 1), other.index}};
         break;
       }
       case ast::CombOp::Cond:
-        d.inputs = {Ref(Name(c.inputs[0].tensor), c.inputs[0].index),
-                    Ref(Name(c.inputs[1].tensor), c.inputs[1].index), gref};
+        comb = ast::CombOp::Cond;
+        d.refs = {{Name(c.inputs[0].tensor), c.inputs[0].index}, {Name(c.inputs[1].tensor), c.inputs[1].index},
+                  {g, c.output_index}};
         break;
       case ast::CombOp::Eq: TILEC_UNREACHABLE("a comparison has no gradient");
     }
-    Contribute(a.tensor, Emit(GradBase(a.tensor), std::move(d)), ShapeOf(a.tensor).dims, out.dtype, true);
+    std::string name = Emit(GradBase(a.tensor), Write(std::move(d), c, a.tensor, ast::AggOp::Sum, comb));
+    Contribute(a.tensor, name, ShapeOf(a.tensor).dims, out.dtype, true);
   }
 }
 
@@ -394,13 +485,9 @@ void Deriver::Extremum(const ContractionOp& c, const std::string& g) {
   w.inputs = {Ref(Name(a.tensor), a.index), Ref(Name(c.output), c.output_index), Ref(key_name, a.index)};
   w.constraints = Constraints(c);
   std::string win = Emit(Name(c.output) + "_winner", std::move(w));
-  ast::Contraction d;
-  d.output = Ref("", a.index);
-  d.sizes = Sizes(in.dims);
-  d.comb = ast::CombOp::Cond;
-  d.inputs = {Ref(key_name, a.index), Ref(win, c.output_index), Ref(g, c.output_index)};
-  d.constraints = Constraints(c);
-  Contribute(a.tensor, Emit(GradBase(a.tensor), std::move(d)), in.dims, ShapeOf(c.output).dtype, true);
+  Gather d{a.index, {{key_name, a.index}, {win, c.output_index}, {g, c.output_index}}, c.constraints};
+  std::string name = Emit(GradBase(a.tensor), Write(std::move(d), c, a.tensor, ast::AggOp::Sum, ast::CombOp::Cond));
+  Contribute(a.tensor, name, in.dims, ShapeOf(c.output).dtype, true);
 }
 
 // `default P`: P's elements pass through where the contraction reached

@@ -17,7 +17,10 @@
 //    contraction with output and input swapped, `A_g[a : dims(A)] = +(O_g[o] *
 //    B[b])`, with the same constraints: a gather over the same valid index
 //    assignments (affine output polynomials, skipped taps and rational
-//    indices are ordinary Tile). `A[a] + B[b]`: `+(O_g[o] * B_one[b])`, B_one
+//    indices are ordinary Tile); an output index with a variable of
+//    coefficient 1 is then made that plain variable by substitution
+//    (`D_g[n, x, ...] = +(O_g[n, x - i + 1, ...] * K[i, ...])`), the form
+//    kernels compile fast. `A[a] + B[b]`: `+(O_g[o] * B_one[b])`, B_one
 //    an i32 tensor of ones shaped like B (it keeps B's valid indices);
 //    `A == B ? C`: C gets `+(A[a] == B[b] ? O_g[o])`.
 //  * `>`/`<` of one input: the gradient goes to one element per output
