@@ -252,7 +252,7 @@ bool FromTorch(const py::handle& obj, const std::string& name, Arg& arg) {
     return true;
   }
   if (PyObject_IsInstance(obj.ptr(), reinterpret_cast<PyObject*>(torch->tensor_type)) != 1) return PyErr_Clear(), false;
-  // The rule of tilec.torch.op: a Tile function has no backward, so a
+  // A tilec.function has no backward (tilec.torch.op records one), so a
   // tensor that requires grad while autograd records is an error, never
   // silently detached (torch.no_grad() or .detach() says it is meant).
   if (obj.attr("requires_grad").cast<bool>() &&
@@ -767,6 +767,9 @@ py::object MakeFunctionObject(py::object impl) {
 
 }  // namespace
 
+// tilec.gradient_source and source_outputs (_tilec_grad.cc).
+void DefineGradients(py::module_& m);
+
 PYBIND11_MODULE(_tilec, m) {
   m.doc() = "Tilec: compile Tile tensor programs and run them on NumPy arrays and DLPack tensors";
   static py::exception<tilec::Error> error(m, "Error");
@@ -820,6 +823,7 @@ PYBIND11_MODULE(_tilec, m) {
       "`constants`: inputs whose contents do not change between calls (weights): the work that "
       "reads only them runs once, until they are given other memory or invalidate_constants() "
       "is called after they changed in place.");
+  DefineGradients(m);
   m.attr("Function") = py::reinterpret_borrow<py::object>(reinterpret_cast<PyObject*>(FunctionType()));
   m.def(
       "_import_onnx",

@@ -39,7 +39,7 @@ int Read(PyObject* obj, TilecTorchView* view) noexcept {
     tilec_dtype dtype = ToDtype(t.scalar_type());
     if (dtype == TILEC_DTYPE_FORCE_INT_) return 0;
     // A tensor that requires grad while autograd records: the slow path
-    // raises (Tile functions have no backward; one rule with tilec.torch.op).
+    // raises (a tilec.function has no backward; tilec.torch.op records one).
     if (t.requires_grad() && at::GradMode::is_enabled()) return 0;
     c10::IntArrayRef sizes = impl->sizes(), strides = impl->strides();
     view->data = impl->data();

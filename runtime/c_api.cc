@@ -14,7 +14,9 @@
 #include "runtime/settings.h"
 #include "support/error.h"
 #include "tile_lang/layout.h"
+#include "tile_lang/gradient.h"
 #include "tile_lang/parser.h"
+#include "tile_lang/printer.h"
 
 namespace tilec::runtime {
 namespace {
@@ -427,19 +429,126 @@ tilec_status tilec_device_cl_handles(tilec_device device, void** cl_context, voi
 
 // ---- Programs
 
-tilec_status tilec_source_inputs(const char* source, const char* source_name, const char** inputs,
-                                 tilec_error* error) {
+namespace {
+// The names of the inputs (or outputs) of `source`, separated by commas,
+// valid until this thread's next call.
+tilec_status SourceNames(const char* source, const char* source_name, const char** names_out, bool outputs,
+                         tilec_error* error) {
   return Guard(error, [&] {
-    RequireOut(inputs, "the inputs out pointer");
-    *inputs = nullptr;
+    RequireOut(names_out, outputs ? "the outputs out pointer" : "the inputs out pointer");
+    *names_out = nullptr;
     if (!source) TILEC_USAGE_ERROR("the source is NULL");
     lang::ast::Function f = lang::Parse(MakeSource(source_name ? source_name : "<source>", source));
     thread_local std::string names;
     names.clear();
-    for (const auto& in : f.inputs) names += (names.empty() ? "" : ",") + in.name;
-    *inputs = names.c_str();
+    if (outputs) {
+      for (const auto& out : f.outputs) names += (names.empty() ? "" : ",") + out.name;
+    } else {
+      for (const auto& in : f.inputs) names += (names.empty() ? "" : ",") + in.name;
+    }
+    *names_out = names.c_str();
   });
 }
+}  // namespace
+
+tilec_status tilec_source_inputs(const char* source, const char* source_name, const char** inputs,
+                                 tilec_error* error) {
+  return SourceNames(source, source_name, inputs, false, error);
+}
+
+tilec_status tilec_source_outputs(const char* source, const char* source_name, const char** outputs,
+                                  tilec_error* error) {
+  return SourceNames(source, source_name, outputs, true, error);
+}
+
+namespace {
+
+// The shapes and layouts of `inputs` (one spec per input).
+void AddInputSpecs(CompileRequest& request, const tilec_tensor_spec* inputs, size_t num_inputs) {
+  if (num_inputs > 0 && !inputs) TILEC_USAGE_ERROR("{} inputs but the array is NULL", num_inputs);
+  for (size_t i = 0; i < num_inputs; ++i) {
+    const tilec_tensor_spec& s = inputs[i];
+    if (!s.name) TILEC_USAGE_ERROR("input spec {} has a NULL name", i);
+    auto what = [&] { return fmt::format("input spec '{}'", s.name); };
+    lang::Shape shape{ToDataType(s.dtype, what), Dims(s.rank, s.dims, what)};
+    if (!request.shapes.emplace(s.name, shape).second) TILEC_USAGE_ERROR("input '{}' has two specs", s.name);
+    if (s.layout) request.layouts[s.name] = s.layout;
+  }
+}
+
+// Applies `options` (may be NULL) to `request`; returns whether to use the program cache.
+bool AddOptions(CompileRequest& request, const tilec_compile_options* options) {
+  if (!options) return true;
+  if (options->num_layouts > 0 && !options->layouts)
+    TILEC_USAGE_ERROR("options.num_layouts is {} but options.layouts is NULL", options->num_layouts);
+  for (size_t i = 0; i < options->num_layouts; ++i) {
+    const tilec_layout_spec& l = options->layouts[i];
+    if (!l.tensor || !l.layout) TILEC_USAGE_ERROR("options.layouts[{}] has a NULL field", i);
+    if (!request.layouts.emplace(l.tensor, l.layout).second)
+      TILEC_USAGE_ERROR("tensor '{}' is given two layouts", l.tensor);
+  }
+  if (options->num_tiles > 0 && !options->tiles)
+    TILEC_USAGE_ERROR("options.num_tiles is {} but options.tiles is NULL", options->num_tiles);
+  for (size_t i = 0; i < options->num_tiles; ++i) {
+    const tilec_tile_spec& t = options->tiles[i];
+    if (!t.kernel) TILEC_USAGE_ERROR("options.tiles[{}] has a NULL kernel name", i);
+    request.tiles[t.kernel] = Dims(t.count, t.sizes, [&] { return fmt::format("options.tiles[{}]", i); });
+  }
+  request.vectorize = options->no_vector == 0;
+  request.use_tuning_cache = options->no_tuning_cache == 0;
+  if (!(options->tune_budget_seconds >= 0) || options->tune_budget_seconds > 86400)
+    TILEC_USAGE_ERROR("options.tune_budget_seconds is {}, not a budget in [0, 86400]",
+                      options->tune_budget_seconds);
+  request.tune_budget_s = options->tune_budget_seconds;
+  if (options->num_constant_inputs > 0 && !options->constant_inputs)
+    TILEC_USAGE_ERROR("options.num_constant_inputs is {} but options.constant_inputs is NULL",
+                      options->num_constant_inputs);
+  for (size_t i = 0; i < options->num_constant_inputs; ++i) {
+    if (!options->constant_inputs[i]) TILEC_USAGE_ERROR("options.constant_inputs[{}] is NULL", i);
+    request.constants.emplace_back(options->constant_inputs[i]);
+  }
+  return options->no_cache == 0;
+}
+
+tilec_program CompileHandle(const std::shared_ptr<DeviceObject>& d, const CompileRequest& request, bool use_cache) {
+  auto o = std::make_shared<ProgramObject>();
+  o->program = ProcessProgramCache().Compile(request, d->device, use_cache);
+  for (const std::string& n : o->program->bound().inputs) o->inputs.push_back(MakeInfo(*o->program, n));
+  for (const std::string& n : o->program->bound().outputs) o->outputs.push_back(MakeInfo(*o->program, n));
+  FixPointers(o->inputs);
+  FixPointers(o->outputs);
+  o->in_place_runnable = o->program->InPlaceRunnable();
+  return Handle<tilec_program>(Programs().Add(std::move(o)));
+}
+
+std::vector<std::string> Names(const char* const* names, size_t count, const char* what) {
+  if (count > 0 && !names) TILEC_USAGE_ERROR("{} names but the {} array is NULL", count, what);
+  std::vector<std::string> out;
+  for (size_t i = 0; i < count; ++i) {
+    if (!names[i]) TILEC_USAGE_ERROR("{}[{}] is NULL", what, i);
+    out.emplace_back(names[i]);
+  }
+  return out;
+}
+
+// The gradient of `source` for the shapes of `request` (whose source becomes
+// the gradient program's text, named after the original).
+lang::GradientProgram DeriveGradient(CompileRequest& request, const char* source, const char* source_name,
+                                     const tilec_gradient_spec* spec) {
+  if (!source) TILEC_USAGE_ERROR("the source is NULL");
+  std::string name = source_name ? source_name : "<source>";
+  lang::GradientOptions options;
+  if (spec) {
+    options.wrt = Names(spec->wrt, spec->num_wrt, "spec.wrt");
+    options.outputs = Names(spec->outputs, spec->num_outputs, "spec.outputs");
+  }
+  lang::GradientProgram g = lang::Gradient(lang::Parse(MakeSource(name, source)), request.shapes, options);
+  request.source = MakeSource(name + " (gradient)", lang::Print(g.function));
+  request.shapes = g.input_shapes;
+  return g;
+}
+
+}  // namespace
 
 tilec_status tilec_program_compile(tilec_device device, const char* source, const char* source_name,
                                    const tilec_tensor_spec* inputs, size_t num_inputs,
@@ -450,58 +559,42 @@ tilec_status tilec_program_compile(tilec_device device, const char* source, cons
     *program = nullptr;
     std::shared_ptr<DeviceObject> d = LiveDevice(device);
     if (!source) TILEC_USAGE_ERROR("the source is NULL");
-    if (num_inputs > 0 && !inputs) TILEC_USAGE_ERROR("{} inputs but the array is NULL", num_inputs);
     CompileRequest request;
     request.source = MakeSource(source_name ? source_name : "<source>", source);
-    for (size_t i = 0; i < num_inputs; ++i) {
-      const tilec_tensor_spec& s = inputs[i];
-      if (!s.name) TILEC_USAGE_ERROR("input spec {} has a NULL name", i);
-      auto what = [&] { return fmt::format("input spec '{}'", s.name); };
-      lang::Shape shape{ToDataType(s.dtype, what), Dims(s.rank, s.dims, what)};
-      if (!request.shapes.emplace(s.name, shape).second)
-        TILEC_USAGE_ERROR("input '{}' has two specs", s.name);
-      if (s.layout) request.layouts[s.name] = s.layout;
-    }
-    bool use_cache = true;
-    if (options) {
-      if (options->num_layouts > 0 && !options->layouts)
-        TILEC_USAGE_ERROR("options.num_layouts is {} but options.layouts is NULL", options->num_layouts);
-      for (size_t i = 0; i < options->num_layouts; ++i) {
-        const tilec_layout_spec& l = options->layouts[i];
-        if (!l.tensor || !l.layout) TILEC_USAGE_ERROR("options.layouts[{}] has a NULL field", i);
-        if (!request.layouts.emplace(l.tensor, l.layout).second)
-          TILEC_USAGE_ERROR("tensor '{}' is given two layouts", l.tensor);
-      }
-      if (options->num_tiles > 0 && !options->tiles)
-        TILEC_USAGE_ERROR("options.num_tiles is {} but options.tiles is NULL", options->num_tiles);
-      for (size_t i = 0; i < options->num_tiles; ++i) {
-        const tilec_tile_spec& t = options->tiles[i];
-        if (!t.kernel) TILEC_USAGE_ERROR("options.tiles[{}] has a NULL kernel name", i);
-        request.tiles[t.kernel] = Dims(t.count, t.sizes, [&] { return fmt::format("options.tiles[{}]", i); });
-      }
-      request.vectorize = options->no_vector == 0;
-      use_cache = options->no_cache == 0;
-      request.use_tuning_cache = options->no_tuning_cache == 0;
-      if (!(options->tune_budget_seconds >= 0) || options->tune_budget_seconds > 86400)
-        TILEC_USAGE_ERROR("options.tune_budget_seconds is {}, not a budget in [0, 86400]",
-                          options->tune_budget_seconds);
-      request.tune_budget_s = options->tune_budget_seconds;
-      if (options->num_constant_inputs > 0 && !options->constant_inputs)
-        TILEC_USAGE_ERROR("options.num_constant_inputs is {} but options.constant_inputs is NULL",
-                          options->num_constant_inputs);
-      for (size_t i = 0; i < options->num_constant_inputs; ++i) {
-        if (!options->constant_inputs[i]) TILEC_USAGE_ERROR("options.constant_inputs[{}] is NULL", i);
-        request.constants.emplace_back(options->constant_inputs[i]);
-      }
-    }
-    auto o = std::make_shared<ProgramObject>();
-    o->program = ProcessProgramCache().Compile(request, d->device, use_cache);
-    for (const std::string& n : o->program->bound().inputs) o->inputs.push_back(MakeInfo(*o->program, n));
-    for (const std::string& n : o->program->bound().outputs) o->outputs.push_back(MakeInfo(*o->program, n));
-    FixPointers(o->inputs);
-    FixPointers(o->outputs);
-    o->in_place_runnable = o->program->InPlaceRunnable();
-    *program = Handle<tilec_program>(Programs().Add(std::move(o)));
+    AddInputSpecs(request, inputs, num_inputs);
+    bool use_cache = AddOptions(request, options);
+    *program = CompileHandle(d, request, use_cache);
+  });
+}
+
+tilec_status tilec_gradient_source(const char* source, const char* source_name, const tilec_tensor_spec* inputs,
+                                   size_t num_inputs, const tilec_gradient_spec* spec, const char** gradient,
+                                   tilec_error* error) {
+  return Guard(error, [&] {
+    RequireOut(gradient, "the gradient out pointer");
+    *gradient = nullptr;
+    CompileRequest request;
+    AddInputSpecs(request, inputs, num_inputs);
+    DeriveGradient(request, source, source_name, spec);
+    thread_local std::string text;
+    text = request.source->text;
+    *gradient = text.c_str();
+  });
+}
+
+tilec_status tilec_program_compile_gradient(tilec_device device, const char* source, const char* source_name,
+                                            const tilec_tensor_spec* inputs, size_t num_inputs,
+                                            const tilec_gradient_spec* spec, const tilec_compile_options* options,
+                                            tilec_program* program, tilec_error* error) {
+  return Guard(error, [&] {
+    RequireOut(program, "the program out pointer");
+    *program = nullptr;
+    std::shared_ptr<DeviceObject> d = LiveDevice(device);
+    CompileRequest request;
+    AddInputSpecs(request, inputs, num_inputs);
+    DeriveGradient(request, source, source_name, spec);
+    bool use_cache = AddOptions(request, options);
+    *program = CompileHandle(d, request, use_cache);
   });
 }
 

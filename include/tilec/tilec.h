@@ -178,6 +178,9 @@ typedef struct tilec_compile_options {
  * source is given, before any shape is known. */
 TILEC_API tilec_status tilec_source_inputs(const char* source, const char* source_name, const char** inputs,
                                            tilec_error* error);
+/* As tilec_source_inputs, for the output names ("R"), in signature order. */
+TILEC_API tilec_status tilec_source_outputs(const char* source, const char* source_name, const char** outputs,
+                                            tilec_error* error);
 
 /* Compiles Tile `source` (`source_name` is shown in error messages; may be
  * NULL) for `device` with one spec per program input. `options` may be NULL. */
@@ -187,6 +190,42 @@ TILEC_API tilec_status tilec_program_compile(tilec_device device, const char* so
                                              const tilec_compile_options* options,
                                              tilec_program* program, tilec_error* error);
 TILEC_API tilec_status tilec_program_release(tilec_program program);
+
+/* ---- Gradients ------------------------------------------------------------------------- */
+
+/* What to differentiate (docs/user-guide.md, "tilec grad"); zero-initialize.
+ * A NULL spec, or an empty list, means every float input / every float output. */
+typedef struct tilec_gradient_spec {
+  const char* const* wrt; /* inputs whose gradients to compute */
+  size_t num_wrt;
+  const char* const* outputs; /* outputs to differentiate */
+  size_t num_outputs;
+} tilec_gradient_spec;
+
+/* Derives the reverse-mode gradient of Tile `source` bound to `inputs` and
+ * sets `*gradient` to its Tile text, valid until this thread's next call.
+ * The gradient program's inputs are the program's inputs, then `O_grad` (the
+ * incoming gradient, shaped like O) per differentiated output O; its outputs
+ * are `X_grad` per input X of spec->wrt (a name taken already gets a suffix
+ * `_2`, …; the text's signature has the names). It is derived for these
+ * shapes. TILEC_ERROR_USER for an unknown or non-float name or a statement
+ * without a gradient rule (with its location). Layouts in `inputs` are
+ * ignored. */
+TILEC_API tilec_status tilec_gradient_source(const char* source, const char* source_name,
+                                             const tilec_tensor_spec* inputs, size_t num_inputs,
+                                             const tilec_gradient_spec* spec, const char** gradient,
+                                             tilec_error* error);
+
+/* Compiles the gradient program of `source` (as tilec_gradient_source
+ * derives it) for `device`: its inputs (tilec_program_input) are `inputs`
+ * (with their layouts) then the row-major incoming gradients; its outputs
+ * the gradients. `spec` and `options` may be NULL. */
+TILEC_API tilec_status tilec_program_compile_gradient(tilec_device device, const char* source,
+                                                      const char* source_name,
+                                                      const tilec_tensor_spec* inputs, size_t num_inputs,
+                                                      const tilec_gradient_spec* spec,
+                                                      const tilec_compile_options* options,
+                                                      tilec_program* program, tilec_error* error);
 
 /* ---- Querying -------------------------------------------------------------------------- */
 

@@ -84,6 +84,19 @@ inline std::vector<std::string> DeviceIds() {
   return ids;
 }
 
+namespace detail {
+inline std::vector<std::string> SplitNames(const char* joined) {
+  std::vector<std::string> names;
+  std::string_view all(joined ? joined : "");
+  while (!all.empty()) {
+    size_t comma = all.find(',');
+    names.emplace_back(all.substr(0, comma));
+    all = comma == std::string_view::npos ? std::string_view() : all.substr(comma + 1);
+  }
+  return names;
+}
+}  // namespace detail
+
 // The input names of Tile `source`, parsed without shapes; tilec::Error (a
 // user error with its location) for a syntax error.
 inline std::vector<std::string> SourceInputs(std::string_view source, std::string_view name = "<source>") {
@@ -91,14 +104,16 @@ inline std::vector<std::string> SourceInputs(std::string_view source, std::strin
   const char* inputs = nullptr;
   tilec_error error = nullptr;
   detail::Check(tilec_source_inputs(text.c_str(), file.c_str(), &inputs, &error), error);
-  std::vector<std::string> names;
-  std::string_view all(inputs ? inputs : "");
-  while (!all.empty()) {
-    size_t comma = all.find(',');
-    names.emplace_back(all.substr(0, comma));
-    all = comma == std::string_view::npos ? std::string_view() : all.substr(comma + 1);
-  }
-  return names;
+  return detail::SplitNames(inputs);
+}
+
+// The output names of Tile `source`, in signature order (as SourceInputs).
+inline std::vector<std::string> SourceOutputs(std::string_view source, std::string_view name = "<source>") {
+  std::string text(source), file(name);
+  const char* outputs = nullptr;
+  tilec_error error = nullptr;
+  detail::Check(tilec_source_outputs(text.c_str(), file.c_str(), &outputs, &error), error);
+  return detail::SplitNames(outputs);
 }
 
 // An input's shape (and layout) for compiling: the dims are copied, so they
@@ -126,6 +141,71 @@ struct CompileOptions {
   // tilec_compile_options.constant_inputs and Program::InvalidateConstants.
   std::vector<std::string> constant_inputs;
 };
+
+// What to differentiate (tilec_gradient_spec): empty lists mean every float
+// input / every float output.
+struct GradientSpec {
+  std::vector<std::string> wrt;
+  std::vector<std::string> outputs;
+};
+
+namespace detail {
+// C specs and options for a compile; holds the strings they point to.
+struct Specs {
+  Specs(std::span<const TensorSpec> inputs, const CompileOptions& o) {
+    strings.reserve(2 * inputs.size());
+    for (const TensorSpec& s : inputs) {
+      const char* name = strings.emplace_back(s.name).c_str();
+      const char* layout = s.layout.empty() ? nullptr : strings.emplace_back(s.layout).c_str();
+      specs.push_back({name, s.dtype, static_cast<int>(s.dims.size()), s.dims.data(), layout});
+    }
+    for (const auto& [tensor, layout] : o.layouts) layouts.push_back({tensor.c_str(), layout.c_str()});
+    for (const std::string& name : o.constant_inputs) constants.push_back(name.c_str());
+    options.layouts = layouts.data();
+    options.num_layouts = layouts.size();
+    options.constant_inputs = constants.data();
+    options.num_constant_inputs = constants.size();
+    options.no_vector = o.vectorize ? 0 : 1;
+    options.no_cache = o.use_cache ? 0 : 1;
+    options.no_tuning_cache = o.use_tuning_cache ? 0 : 1;
+    options.tune_budget_seconds = o.tune_budget_seconds;
+  }
+  std::vector<std::string> strings;
+  std::vector<tilec_tensor_spec> specs;
+  std::vector<tilec_layout_spec> layouts;
+  std::vector<const char*> constants;
+  tilec_compile_options options{};
+};
+
+struct GradientNames {
+  explicit GradientNames(const GradientSpec& g) {
+    for (const std::string& n : g.wrt) wrt.push_back(n.c_str());
+    for (const std::string& n : g.outputs) outputs.push_back(n.c_str());
+    spec = {wrt.data(), wrt.size(), outputs.data(), outputs.size()};
+  }
+  std::vector<const char*> wrt, outputs;
+  tilec_gradient_spec spec{};
+};
+}  // namespace detail
+
+// The Tile text of the reverse-mode gradient of `source` for the shapes of
+// `inputs` (tilec_gradient_source; docs/user-guide.md, "tilec grad").
+inline std::string GradientSource(std::string_view source, std::span<const TensorSpec> inputs,
+                                  const GradientSpec& gradient = {}, std::string_view name = "<source>") {
+  std::string src(source), file(name);
+  detail::Specs specs(inputs, {});
+  detail::GradientNames names(gradient);
+  const char* text = nullptr;
+  tilec_error error = nullptr;
+  detail::Check(tilec_gradient_source(src.c_str(), file.c_str(), specs.specs.data(), specs.specs.size(),
+                                      &names.spec, &text, &error),
+                error);
+  return text ? text : "";
+}
+inline std::string GradientSource(std::string_view source, std::initializer_list<TensorSpec> inputs,
+                                  const GradientSpec& gradient = {}, std::string_view name = "<source>") {
+  return GradientSource(source, std::span<const TensorSpec>(inputs.begin(), inputs.size()), gradient, name);
+}
 
 // Caller memory holding one tensor (see tilec_tensor). The spans must
 // outlive the Run call.
@@ -294,35 +374,35 @@ class Device {
   Program Compile(std::string_view source, std::span<const TensorSpec> inputs,
                   const CompileOptions& options = {}, std::string_view source_name = "<source>") const {
     std::string src(source), src_name(source_name);
-    // C strings for every name and spec.
-    std::vector<std::string> strings;
-    strings.reserve(2 * inputs.size() + 2 * options.layouts.size());
-    std::vector<tilec_tensor_spec> specs;
-    for (const TensorSpec& s : inputs) {
-      const char* name = strings.emplace_back(s.name).c_str();
-      const char* layout = s.layout.empty() ? nullptr : strings.emplace_back(s.layout).c_str();
-      specs.push_back({name, s.dtype, static_cast<int>(s.dims.size()), s.dims.data(), layout});
-    }
-    std::vector<tilec_layout_spec> layouts;
-    for (const auto& [tensor, layout] : options.layouts)
-      layouts.push_back({tensor.c_str(), layout.c_str()});
-    std::vector<const char*> constants;
-    for (const std::string& name : options.constant_inputs) constants.push_back(name.c_str());
-    tilec_compile_options c{};
-    c.layouts = layouts.data();
-    c.num_layouts = layouts.size();
-    c.constant_inputs = constants.data();
-    c.num_constant_inputs = constants.size();
-    c.no_vector = options.vectorize ? 0 : 1;
-    c.no_cache = options.use_cache ? 0 : 1;
-    c.no_tuning_cache = options.use_tuning_cache ? 0 : 1;
-    c.tune_budget_seconds = options.tune_budget_seconds;
+    detail::Specs specs(inputs, options);
     tilec_program program = nullptr;
     tilec_error error = nullptr;
-    detail::Check(tilec_program_compile(handle_, src.c_str(), src_name.c_str(), specs.data(),
-                                        specs.size(), &c, &program, &error),
+    detail::Check(tilec_program_compile(handle_, src.c_str(), src_name.c_str(), specs.specs.data(),
+                                        specs.specs.size(), &specs.options, &program, &error),
                   error);
     return Program(program);
+  }
+  // Compiles the gradient program of `source` (GradientSource): its inputs
+  // are `inputs` then the incoming gradients O_grad, its outputs X_grad.
+  Program CompileGradient(std::string_view source, std::span<const TensorSpec> inputs,
+                          const GradientSpec& gradient = {}, const CompileOptions& options = {},
+                          std::string_view source_name = "<source>") const {
+    std::string src(source), src_name(source_name);
+    detail::Specs specs(inputs, options);
+    detail::GradientNames names(gradient);
+    tilec_program program = nullptr;
+    tilec_error error = nullptr;
+    detail::Check(tilec_program_compile_gradient(handle_, src.c_str(), src_name.c_str(), specs.specs.data(),
+                                                 specs.specs.size(), &names.spec, &specs.options, &program,
+                                                 &error),
+                  error);
+    return Program(program);
+  }
+  Program CompileGradient(std::string_view source, std::initializer_list<TensorSpec> inputs,
+                          const GradientSpec& gradient = {}, const CompileOptions& options = {},
+                          std::string_view source_name = "<source>") const {
+    return CompileGradient(source, std::span<const TensorSpec>(inputs.begin(), inputs.size()), gradient, options,
+                           source_name);
   }
   Program Compile(std::string_view source, std::initializer_list<TensorSpec> inputs,
                   const CompileOptions& options = {}, std::string_view source_name = "<source>") const {

@@ -5,8 +5,12 @@ any object with __dlpack__ (PyTorch CPU tensors).
     f = tilec.function(source)        # compiled on the first call per signature
     r = f(A=a, B=b)                   # NumPy arrays back; out= fills your own
 
-`tilec.torch` turns Tile source into PyTorch operations. See docs/embedding.md.
+    g = tilec.grad(source, wrt=["A"])  # its gradient: g(A=a, B=b, R_grad=r) returns A's
+
+`tilec.torch` turns Tile source into PyTorch operations (with a backward).
+See docs/embedding.md.
 """
 from ._tilec import Error, Function, devices, function, version
+from .grad import Gradient, grad, gradient_source
 
-__all__ = ["Error", "Function", "devices", "function", "version"]
+__all__ = ["Error", "Function", "Gradient", "devices", "function", "grad", "gradient_source", "version"]

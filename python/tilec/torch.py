@@ -1,5 +1,5 @@
-"""Tile programs as PyTorch operations on CPU tensors (forward only), and
-whole PyTorch modules compiled by Tilec.
+"""Tile programs as PyTorch operations on CPU tensors, with a backward, and
+whole PyTorch modules compiled by Tilec (inference).
 
     import tilec.torch
     relu_conv = tilec.torch.op(source)            # a callable on torch tensors
@@ -18,8 +18,11 @@ Inference only (the module must be in eval mode; no gradients).
 
 `op` accepts contiguous and channels-last tensors (any strides: memory in the
 compiled layout is used in place, other memory is copied in) and returns
-tensors in PyTorch's row-major order. Gradients are not computed: use it for
-inference (inside torch.no_grad(), or on tensors that need none).
+tensors in PyTorch's row-major order. Where an input requires grad and
+autograd records, the call is a torch.autograd.Function whose backward runs
+the program's gradient, derived by Tilec as a Tile program (tilec.grad) for
+the inputs that require grad and compiled per signature; integer outputs are
+non-differentiable. An nn.Module made of Tile ops so trains.
 
 `op(source, constants=["K"])` marks inputs whose contents do not change
 between calls (a module's weights): the work that reads only them (a
@@ -37,6 +40,7 @@ import numpy as np
 import torch
 
 from . import function
+from .grad import Gradient, source_outputs
 from . import onnx as tilec_onnx
 
 
@@ -47,6 +51,9 @@ class TileOp:
         self._function = function(source, device=device, name=name, constants=list(constants))
         self._constants = tuple(constants)
         self._versions = {}  # constant name -> (data_ptr, version) at the last call
+        self._source, self._device, self._name = source, device, name
+        self._outputs = source_outputs(source, name)
+        self._gradients = {}  # (wrt, outputs) -> Gradient
 
     def __call__(self, **tensors):
         for key, value in tensors.items():
@@ -54,14 +61,36 @@ class TileOp:
                 raise TypeError(f"tilec.torch: '{key}' is not a torch.Tensor")
             if value.device.type != "cpu":
                 raise TypeError(f"tilec.torch: '{key}' is on {value.device}; only CPU tensors are supported")
-            if value.requires_grad and torch.is_grad_enabled():
-                raise RuntimeError(f"tilec.torch: '{key}' requires grad; tilec ops have no backward (use torch.no_grad())")
+        if torch.is_grad_enabled() and any(v.requires_grad for v in tensors.values()):
+            names = tuple(tensors)
+            return _TileFunction.apply(self, names, *(tensors[n] for n in names))
+        return self._forward(tensors)
+
+    def _forward(self, tensors):
         if self._constants:
             self._check_versions(tensors)
         result = self._function(**{k: v.detach() for k, v in tensors.items()})
         if isinstance(result, tuple):
             return tuple(torch.from_numpy(np.asarray(r)) for r in result)
         return torch.from_numpy(np.asarray(result))
+
+    def _backward(self, inputs, wrt, outputs, grads):
+        """The gradients of `wrt` (a dict name -> tensor) given the incoming
+        gradients `grads` of the float `outputs`."""
+        key = (tuple(wrt), tuple(outputs))
+        gradient = self._gradients.get(key)
+        if gradient is None:
+            gradient = Gradient(self._source, wrt=wrt, outputs=outputs, device=self._device,
+                                name=self._name)
+            self._gradients[key] = gradient
+        f = gradient.function(**inputs)
+        incoming = f.inputs[len(inputs):]  # O_grad per output, in the order of `outputs`
+        args = dict(inputs)
+        args.update({n: g.detach().contiguous() for n, g in zip(incoming, grads)})
+        result = f(**args)
+        if not isinstance(result, tuple):
+            result = (result,)
+        return {w: torch.from_numpy(np.asarray(r)) for w, r in zip(wrt, result)}
 
     def _check_versions(self, tensors):
         """Invalidates the constants if one was changed in place by a torch op
@@ -86,6 +115,31 @@ class TileOp:
     @property
     def compiled_count(self):
         return self._function.compiled_count
+
+
+class _TileFunction(torch.autograd.Function):
+    """A TileOp's call under autograd: forward runs the program, backward its gradient."""
+
+    @staticmethod
+    def forward(ctx, tile_op, names, *tensors):
+        inputs = dict(zip(names, tensors))
+        result = tile_op._forward(inputs)
+        results = result if isinstance(result, tuple) else (result,)
+        ctx.tile_op, ctx.names = tile_op, names
+        ctx.floats = [r.is_floating_point() for r in results]
+        ctx.mark_non_differentiable(*[r for r in results if not r.is_floating_point()])
+        ctx.save_for_backward(*tensors)
+        return result
+
+    @staticmethod
+    def backward(ctx, *grads):
+        tensors = ctx.saved_tensors
+        inputs = {n: t.detach() for n, t in zip(ctx.names, tensors)}
+        wrt = [n for n, need in zip(ctx.names, ctx.needs_input_grad[2:]) if need]
+        outputs = [o for o, f in zip(ctx.tile_op._outputs, ctx.floats) if f]
+        incoming = [g for g, f in zip(grads, ctx.floats) if f]
+        result = ctx.tile_op._backward(inputs, wrt, outputs, incoming) if wrt and outputs else {}
+        return (None, None, *[result.get(n) for n in ctx.names])
 
 
 def op(source, device="llvm", name="<torch>", constants=()):

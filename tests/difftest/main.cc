@@ -1,7 +1,11 @@
 // difftest: differential random-program testing of Tilec's backends against
 // the reference evaluator.
 //
-//   difftest --seed S --count N [--backend llvm|opencl|both] [--repro-dir DIR]
+//   difftest --seed S --count N [--backend llvm|opencl|both] [--repro-dir DIR] [--grad]
+//
+// --grad checks each program's gradient instead (grad_check.h): lang::Gradient
+// against central finite differences of the evaluator in f64, and the
+// gradient program on the backends against the evaluator.
 //
 // Program k is generated from seed S + k, so `--seed S+k --count 1` replays
 // it alone. Each finding is shrunk to a small reproducer, printed as a .tile
@@ -19,6 +23,7 @@
 #include "support/error.h"
 #include "tests/difftest/check.h"
 #include "tests/difftest/generate.h"
+#include "tests/difftest/grad_check.h"
 #include "tests/difftest/shrink.h"
 
 namespace tilec::difftest {
@@ -35,12 +40,24 @@ struct Options {
   int shrink_budget = 400;
   int64_t max_findings = 10;
   bool verbose = false;
+  bool grad = false;
 };
 
 std::shared_ptr<hal::Device> OpenFirst(const std::string& prefix) {
   for (const std::string& id : hal::ListDeviceIds())
     if (id.rfind(prefix, 0) == 0) return hal::OpenDevice(id);
   return nullptr;
+}
+
+// `tilec grad` of a program saved as `file`, its float inputs in f64 (as --grad checks it).
+std::string GradCommand(const Prog& p, const std::string& file) {
+  std::string args;
+  for (const Input& in : p.inputs) {
+    lang::Shape s = InputShape(p, in);
+    if (lang::IsFloat(s.dtype)) s.dtype = DataType::F64;
+    args += fmt::format(" -s '{}={}'", in.name, lang::ToString(s));
+  }
+  return fmt::format("tilec grad {}{}\n", file, args);
 }
 
 void WriteFile(const std::string& path, const std::string& text) {
@@ -61,7 +78,7 @@ int Main(const Options& opts) {
   }
 
   int64_t passed = 0, invalid = 0, findings = 0;
-  std::map<std::string, int64_t> kinds;
+  std::map<std::string, int64_t> kinds, skips;
   const std::string current = opts.repro_dir + "/difftest_current.tile";
   for (int64_t k = 0; k < opts.count && findings < opts.max_findings; ++k) {
     const uint64_t seed = opts.seed + static_cast<uint64_t>(k);
@@ -74,7 +91,7 @@ int Main(const Options& opts) {
     if (g.finding) {
       finding = *g.finding;
     } else {
-      v = Check(g.prog, backends, true, &finding);
+      v = opts.grad ? CheckGradient(g.prog, backends, true, &finding) : Check(g.prog, backends, true, &finding);
     }
     if (v == Verdict::kPass) {
       ++passed;
@@ -82,6 +99,7 @@ int Main(const Options& opts) {
     }
     if (v == Verdict::kInvalid) {
       ++invalid;
+      if (opts.grad) ++skips[finding.detail];
       continue;
     }
     ++findings;
@@ -89,18 +107,20 @@ int Main(const Options& opts) {
     fmt::print("==== finding {} at seed {}: {}{}\n{}\n", findings, seed, finding.kind,
                finding.backend.empty() ? "" : " on " + finding.backend, finding.detail);
     Prog small = g.prog;
-    if (!g.finding) small = Shrink(g.prog, backends, &finding, opts.shrink_budget);
+    if (!g.finding)
+      small = Shrink(g.prog, backends, &finding, opts.shrink_budget, opts.grad ? CheckGradient : Check);
     const std::string file = fmt::format("{}/difftest_{}.tile", opts.repro_dir, seed);
     const std::string text = ToText(small);
     WriteFile(file, text);
     fmt::print("---- shrunk to {} (written to {}): {}\n{}\n{}---- reproduce with\n{}\n", file, file, finding.kind,
-               finding.detail, text, ReproCommands(small, file, finding.backend));
+               finding.detail, text, opts.grad ? GradCommand(small, file) : ReproCommands(small, file, finding.backend));
     std::fflush(stdout);
   }
   std::remove(current.c_str());
   fmt::print("difftest: seeds {}..{}: {} passed, {} skipped (outside the comparable subset), {} findings\n",
              opts.seed, opts.seed + static_cast<uint64_t>(opts.count) - 1, passed, invalid, findings);
   for (const auto& [kind, n] : kinds) fmt::print("  {}: {}\n", kind, n);
+  for (const auto& [why, n] : skips) fmt::print("  skipped, {}: {}\n", why, n);
   return findings ? 1 : 0;
 }
 
@@ -120,6 +140,8 @@ int main(int argc, char** argv) {
       ->capture_default_str();
   app.add_option("--max-findings", opts.max_findings, "Stop after this many findings")->capture_default_str();
   app.add_flag("-v,--verbose", opts.verbose, "Print every program");
+  app.add_flag("--grad", opts.grad,
+               "Check each program's gradient against finite differences, and on the backends against the evaluator");
   CLI11_PARSE(app, argc, argv);
   try {
     return tilec::difftest::Main(opts);

@@ -174,7 +174,7 @@ std::string Signature(const Finding& f) {
 
 }  // namespace
 
-Prog Shrink(Prog p, const std::vector<Backend>& backends, Finding* finding, int budget) {
+Prog Shrink(Prog p, const std::vector<Backend>& backends, Finding* finding, int budget, CheckFn check) {
   std::vector<Backend> only;
   for (const Backend& b : backends)
     if (b.name == finding->backend) only.push_back(b);
@@ -185,7 +185,7 @@ Prog Shrink(Prog p, const std::vector<Backend>& backends, Finding* finding, int 
     for (Prog& c : Candidates(p)) {
       if (budget-- <= 0) break;
       Finding f;
-      if (Check(c, only, false, &f) == Verdict::kFail && Signature(f) == Signature(*finding)) {
+      if (check(c, only, false, &f) == Verdict::kFail && Signature(f) == Signature(*finding)) {
         p = std::move(c);
         *finding = f;
         progress = true;

@@ -110,7 +110,8 @@ class CliTest(unittest.TestCase):
                              ("cache", ["info", "list", "clear"]),
                              ("tune", [*shared, "--target", "--trials", "--budget", "--seed", "--show"]),
                              ("opt", ["--pass", "simplify", "--emit", "llvm-opt", "--target", "--cpu", "-o,--output"]),
-                             ("import", ["-o,--output", "--weights", "-s,--shape", "--ops"])]:
+                             ("import", ["-o,--output", "--weights", "-s,--shape", "--ops"]),
+                             ("grad", ["-s,--shape", "--wrt", "--outputs", "-o,--output"])]:
             with self.subTest(sub=sub):
                 r = run(sub, "--help")
                 self.assertExit(r, 0)
@@ -129,7 +130,7 @@ class CliTest(unittest.TestCase):
         self.assertExit(r, 0)
         listed = re.findall(r"^  (\w+) {2,}\S", r.stdout.split("Subcommands:")[1].split("Exit codes")[0], re.M)
         self.assertEqual(listed, ["check", "run", "compile", "explain", "devices", "bench", "layout", "cache", "tune",
-                                  "opt", "import"])
+                                  "opt", "import", "grad"])
         self.assertIn("-q,--quiet", r.stdout)
 
     def test_usage_errors_exit_2(self) -> None:

@@ -128,10 +128,10 @@ class TorchFastPathTest(unittest.TestCase):
         self.assertEqual(f.fast_calls, 2)
 
     def test_parameters_and_requires_grad_inputs(self):
-        # Tile functions have no backward: under torch.no_grad() parameters
+        # tilec.function has no backward: under torch.no_grad() parameters
         # and tensors that require grad are read as data (the fast path too,
         # by the C++ reader); while autograd records, they are an error
-        # (test_torch_grad.py), as with tilec.torch.op.
+        # (test_torch_grad.py; tilec.torch.op records a backward instead).
         f = tilec.function(ADD)
         p = torch.nn.Parameter(randn(21, seed=1))
         g = randn(21, seed=2).requires_grad_()

@@ -1,8 +1,9 @@
-"""One rule for tilec.function and tilec.torch.op: a torch tensor that requires
-grad while autograd records is an error (Tile functions have no backward yet),
-on the slow path and on the fast path, with the C++ reader and with torch's
-attributes; under torch.no_grad() both run. Usage: test_torch_grad.py
-[attributes-only]"""
+"""tilec.function has no backward: a torch tensor that requires grad while
+autograd records is an error, on the slow path and on the fast path, with the
+C++ reader and with torch's attributes; under torch.no_grad() it runs.
+tilec.torch.op has one (a torch.autograd.Function; tests/python/test_grad.py
+checks its gradients): the same call records and back-propagates. Usage:
+test_torch_grad.py [attributes-only]"""
 import sys
 import numpy as np
 import torch
@@ -17,12 +18,15 @@ f = tilec.function(src)
 op = tt.op(src)
 x = torch.randn(5)
 k = torch.randn(5, requires_grad=True)
-for call, what in ((lambda: f(X=x, K=k), "tilec.function"), (lambda: op(X=x, K=k), "tilec.torch.op")):
-    try:
-        call()
-        raise AssertionError(what + " ran on a tensor that requires grad")
-    except RuntimeError as e:
-        assert "'K' requires grad" in str(e), str(e)
+try:
+    f(X=x, K=k)
+    raise AssertionError("tilec.function ran on a tensor that requires grad")
+except RuntimeError as e:
+    assert "'K' requires grad" in str(e), str(e)
+y = op(X=x, K=k)
+assert y.grad_fn is not None, "tilec.torch.op recorded no backward"
+y.sum().backward()
+np.testing.assert_allclose(k.grad.numpy(), x.numpy(), rtol=1e-6)
 with torch.no_grad():
     np.testing.assert_allclose(f(X=x, K=k), (x * k).numpy(), rtol=1e-6)
     np.testing.assert_allclose(op(X=x, K=k).numpy(), (x * k).numpy(), rtol=1e-6)

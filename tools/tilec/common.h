@@ -57,6 +57,7 @@ Command AddCacheCommand(CLI::App& parent, const GlobalOptions& global);
 Command AddTuneCommand(CLI::App& parent, const GlobalOptions& global);
 Command AddImportCommand(CLI::App& parent, const GlobalOptions& global);
 Command AddOptCommand(CLI::App& parent, const GlobalOptions& global);
+Command AddGradCommand(CLI::App& parent, const GlobalOptions& global);
 
 // --- One vocabulary ------------------------------------------------------------------------
 //

@@ -47,7 +47,7 @@ int Main(int argc, char** argv) {
                                    AddDevicesCommand(app, global), AddBenchCommand(app, global),
                                    AddLayoutCommand(app, global), AddCacheCommand(app, global),
                                    AddTuneCommand(app, global), AddOptCommand(app, global),
-                                   AddImportCommand(app, global)};
+                                   AddImportCommand(app, global), AddGradCommand(app, global)};
 
   try {
     app.parse(argc, argv);

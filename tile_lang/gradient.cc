@@ -1,0 +1,683 @@
+#include "tile_lang/gradient.h"
+
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <limits>
+#include <optional>
+#include <set>
+
+#include "support/error.h"
+#include "tile_lang/binder.h"
+#include "tile_lang/grad_rules.h"
+#include "tile_lang/parser.h"
+#include "tile_lang/printer.h"
+#include "tile_lang/to_ast.h"
+
+namespace tilec::lang {
+namespace {
+
+using ast::ExprPtr;
+
+ExprPtr Call(const std::string& name, std::vector<ExprPtr> args) { return ast::MakeCall(name, std::move(args)); }
+
+// The rank of the polynomials' coefficient rows over `vars` (Gaussian
+// elimination over the rationals).
+size_t Rank(const std::vector<Polynomial>& polys, const std::vector<std::string>& vars) {
+  std::vector<std::vector<Rational>> m;
+  for (const Polynomial& p : polys) {
+    std::vector<Rational> row;
+    for (const std::string& v : vars) row.push_back(p.Coeff(v));
+    m.push_back(std::move(row));
+  }
+  size_t rank = 0;
+  for (size_t col = 0; col < vars.size() && rank < m.size(); ++col) {
+    size_t pivot = rank;
+    while (pivot < m.size() && m[pivot][col] == Rational(0)) ++pivot;
+    if (pivot == m.size()) continue;
+    std::swap(m[pivot], m[rank]);
+    for (size_t r = 0; r < m.size(); ++r) {
+      if (r == rank || m[r][col] == Rational(0)) continue;
+      Rational f = m[r][col] / m[rank][col];
+      for (size_t c = col; c < vars.size(); ++c) m[r][c] = m[r][c] - f * m[rank][c];
+    }
+    ++rank;
+  }
+  return rank;
+}
+
+// A gradient contraction before it is written as Tile: output and input
+// polynomials over the forward contraction's index variables, its constraints.
+struct Gather {
+  std::vector<Polynomial> out;
+  std::vector<std::pair<std::string, std::vector<Polynomial>>> refs;
+  std::vector<ContractionOp::Constraint> constraints;
+};
+
+// p with `var` replaced by `value`.
+Polynomial Substitute(const Polynomial& p, const std::string& var, const Polynomial& value) {
+  Rational k = p.Coeff(var);
+  if (k == Rational(0)) return p;
+  Polynomial q = p;
+  q.terms.erase(var);
+  return q + value * k;
+}
+
+// Rewrites a gradient contraction's output indices into plain variables, so
+// that a kernel gathers each output element instead of scattering over
+// windows (the compiler's form for a non-plain output is a slow direct one),
+// keeping the valid index assignments (the rewrite is a bijection of them).
+// In `x + i - 1`, x (coefficient 1, the other terms integers, so x stays an
+// integer exactly when the new variable is) is renamed to stand for the
+// whole index, and `x - i + 1` replaces it everywhere else:
+//     D_g[n, x + i - 1, ...] = +(O_g[n, x, ...] * K[i, ...])
+//     D_g[n, x, ...] = +(O_g[n, x - i + 1, ...] * K[i, ...])
+// Of the candidates, the variable of largest range is taken (the spatial one
+// rather than the kernel tap); only coefficient 1 for now (see below). A strided window `2 * x + i` so becomes
+// `I_g[n, i, ...] = +(O_g[n, x, ...] * F[i - 2 * x, ...])`, whose kernel
+// visits every x for each element though few are valid; splitting the index
+// by its residue (`2 * u + r`, r < 2) would visit only those, but its output
+// is not plain and so gets the slow direct form today. An index without a
+// variable of coefficient 1 (`2 * x`, `x / 2`, `N - 1 - x`) stays as it is.
+void MakeOutputPlain(Gather& g, const ContractionOp& c) {
+  auto range = [&](const std::string& v) {
+    for (size_t k = 0; k < c.index_vars.size(); ++k)
+      if (c.index_vars[k] == v) return c.bounds[k].hi - c.bounds[k].lo;
+    return int64_t{0};
+  };
+  auto plain = [](const Polynomial& p) {
+    return p.terms.size() == 1 && p.terms.begin()->second == Rational(1) && p.constant == Rational(0);
+  };
+  auto substitute = [&](const std::string& var, const Polynomial& value) {
+    for (Polynomial& q : g.out) q = Substitute(q, var, value);
+    for (auto& [tensor, index] : g.refs)
+      for (Polynomial& q : index) q = Substitute(q, var, value);
+    for (auto& k : g.constraints) k.poly = Substitute(k.poly, var, value);
+  };
+  auto var = [](const std::string& v) {
+    Polynomial p;
+    p.terms[v] = 1;
+    return p;
+  };
+  std::set<std::string> fixed;
+  for (const Polynomial& p : g.out)
+    if (plain(p)) fixed.insert(p.terms.begin()->first);
+  for (size_t k = 0; k < g.out.size(); ++k) {
+    const Polynomial p = g.out[k];
+    bool integral = p.constant.IsInteger();
+    for (const auto& [v, coeff] : p.terms) integral = integral && coeff.IsInteger();
+    if (plain(p) || !integral) continue;
+    std::string unit;  // the variable of coefficient 1 of largest range
+    for (const auto& [v, coeff] : p.terms) {
+      if (fixed.count(v)) continue;
+      // Coefficient -1 (`N - 1 - x`) would do too, but the llvm backend then
+      // miscompiles some programs (difftest --grad seed 426); left as it is.
+      if (coeff == Rational(1) && (unit.empty() || range(v) > range(unit))) unit = v;
+    }
+    if (unit.empty()) continue;
+    // p = v + rest, so the old v is (new v) - rest.
+    Polynomial rest = p;
+    rest.terms.erase(unit);
+    substitute(unit, var(unit) - rest);
+    fixed.insert(unit);
+  }
+}
+
+void CollectNames(const ast::Expr& e, std::set<std::string>& names) {
+  if (e.kind == ast::ExprKind::Name && e.name_class == ast::NameClass::Tensor) names.insert(e.name);
+  for (const ExprPtr& a : e.args)
+    if (a) CollectNames(*a, names);
+}
+
+void CollectNames(const ast::Statement& st, std::set<std::string>& names) {
+  if (st.kind == ast::Statement::Kind::Assignment) {
+    CollectNames(*st.assignment.value, names);
+    return;
+  }
+  for (const auto& r : st.contraction.inputs) names.insert(r.name);
+  if (st.contraction.default_tensor) names.insert(*st.contraction.default_tensor);
+}
+
+// The constant factor `c` of reverse_grad(X, c): a literal, possibly negated.
+std::optional<double> LiteralValue(const ast::Expr& e) {
+  if (e.kind == ast::ExprKind::IntLit) return static_cast<double>(e.int_value);
+  if (e.kind == ast::ExprKind::FloatLit) return e.float_value;
+  if (e.kind == ast::ExprKind::Unary && e.unary_op == ast::UnaryOp::Neg)
+    if (auto v = LiteralValue(*e.args.at(0))) return -*v;
+  return std::nullopt;
+}
+
+// PlaidML's reverse_grad(X, c) is X whose gradient is multiplied by -c;
+// binding forgets it. Each call becomes a tensor of its own, defined just
+// before its statement (`ReverseGrad = X;`), whose gradient is scaled.
+class ReverseGrads {
+ public:
+  explicit ReverseGrads(const ast::Function& f) : f_(f) {
+    for (const auto& in : f.inputs) {
+      names_.insert(in.name);
+      names_.insert(in.dims.begin(), in.dims.end());
+    }
+    for (const auto& st : f.body)
+      names_.insert(st.kind == ast::Statement::Kind::Assignment ? st.assignment.name : st.contraction.output.name);
+  }
+
+  ast::Function Rewrite(std::map<std::string, double>& factors) {
+    ast::Function out = f_;
+    out.body.clear();
+    for (const auto& st : f_.body) {
+      if (st.kind == ast::Statement::Kind::Assignment && st.assignment.value) {
+        ast::Statement copy = st;
+        copy.assignment.value = Replace(st.assignment.value, out.body, factors);
+        out.body.push_back(std::move(copy));
+      } else {
+        out.body.push_back(st);
+      }
+    }
+    return out;
+  }
+
+ private:
+  ExprPtr Replace(const ExprPtr& e, std::vector<ast::Statement>& body, std::map<std::string, double>& factors) {
+    if (e->kind == ast::ExprKind::Call && e->name == "reverse_grad" && e->args.size() == 2) {
+      std::optional<double> c = LiteralValue(*e->args[1]);
+      if (!c)
+        TILEC_USER_ERROR_AT(f_.source, e->args[1]->span,
+                            "the factor of 'reverse_grad' must be a literal for tilec grad");
+      std::string name = "ReverseGrad";
+      for (int k = 2; names_.count(name); ++k) name = fmt::format("ReverseGrad_{}", k);
+      names_.insert(name);
+      ast::Statement def = AssignmentStatement(name, Replace(e->args[0], body, factors));
+      def.span = def.name_span = e->span;
+      body.push_back(std::move(def));
+      factors[name] = -*c;
+      return ast::MakeName(name, ast::NameClass::Tensor, e->span);
+    }
+    if (e->args.empty()) return e;
+    auto copy = std::make_shared<ast::Expr>(*e);
+    for (auto& a : copy->args)
+      if (a) a = Replace(a, body, factors);
+    return copy;
+  }
+
+  const ast::Function& f_;
+  std::set<std::string> names_;
+};
+
+class Deriver {
+ public:
+  Deriver(const ast::Function& f, const Program& prog, std::map<std::string, double> factors)
+      : f_(f), prog_(prog), factors_(std::move(factors)) {
+    for (const auto& in : f.inputs) {
+      used_.insert(in.name);
+      used_.insert(in.dims.begin(), in.dims.end());
+    }
+    for (const auto& st : f.body)
+      used_.insert(st.kind == ast::Statement::Kind::Assignment ? st.assignment.name : st.contraction.output.name);
+    for (const auto& [name, decl] : prog.tensors) used_.insert(name);
+  }
+
+  GradientProgram Run(const GradientOptions& options);
+
+ private:
+  struct Grad {
+    std::string name;
+    bool owned;  // a statement made for this gradient alone (which may be renamed)
+  };
+
+  std::string Fresh(const std::string& base) {
+    std::string name = base;
+    for (int k = 2; used_.count(name); ++k) name = fmt::format("{}_{}", base, k);
+    used_.insert(name);
+    return name;
+  }
+  // A forward tensor's name in the derived program: temporaries `_T3` become `T3`.
+  std::string Name(const std::string& t) {
+    if (t.empty() || t[0] != '_') return t;
+    auto it = renamed_.find(t);
+    if (it == renamed_.end()) it = renamed_.emplace(t, Fresh(t.substr(1))).first;
+    return it->second;
+  }
+  std::string GradBase(const std::string& t) { return Name(t) + "_grad"; }
+  const Shape& ShapeOf(const std::string& t) const { return prog_.Tensor(t).shape; }
+  bool NeedsGrad(const std::string& t) const { return reach_.count(t) && IsFloat(ShapeOf(t).dtype); }
+
+  [[noreturn]] void Fail(const SourceSpan& span, const std::string& what) const {
+    TILEC_USER_ERROR_AT(prog_.source, span, "cannot differentiate this statement: {}", what);
+  }
+
+  std::string Emit(const std::string& base, ExprPtr value) {
+    std::string name = Fresh(base);
+    backward_.push_back(AssignmentStatement(name, std::move(value)));
+    return name;
+  }
+  std::string Emit(const std::string& base, ast::Contraction c) {
+    c.output.name = Fresh(base);
+    std::string name = c.output.name;
+    backward_.push_back(ContractionStatement(std::move(c)));
+    return name;
+  }
+  static ast::TensorRef Ref(const std::string& name, const std::vector<Polynomial>& index) {
+    ast::TensorRef r;
+    r.name = name;
+    for (const Polynomial& p : index) r.indices.push_back(PolynomialExpr(p));
+    return r;
+  }
+  static std::vector<ExprPtr> Sizes(const std::vector<int64_t>& dims) {
+    std::vector<ExprPtr> sizes;
+    for (int64_t d : dims) sizes.push_back(ast::MakeInt(d));
+    return sizes;
+  }
+
+  void Contribute(const std::string& t, std::string name, const std::vector<int64_t>& dims, DataType dtype,
+                  bool owned);
+  void ContributeExpr(const std::string& t, const ExprPtr& value, const std::vector<int64_t>& dims,
+                      DataType dtype);
+  std::optional<Grad> Finalize(const std::string& t);
+  std::vector<ast::Constraint> Constraints(const ContractionOp& c);
+  std::string Filled(const std::string& t, int64_t value);
+  ast::Contraction Write(Gather g, const ContractionOp& c, const std::string& out, ast::AggOp agg,
+                         ast::CombOp comb);
+
+  void Elementwise(const ElementwiseOp& op, const std::string& g);
+  void Contraction(const ContractionOp& c, const std::string& g);
+  void Extremum(const ContractionOp& c, const std::string& g);
+  void Default(const ContractionOp& c, const std::string& g);
+  void Special(const SpecialOp& op, const std::string& g);
+  std::vector<ast::Statement> Forward();
+
+  const ast::Function& f_;
+  const Program& prog_;
+  std::map<std::string, double> factors_;  // reverse_grad: tensor -> its gradient's factor
+  std::set<std::string> used_;
+  std::map<std::string, std::string> renamed_;
+  std::set<std::string> reach_;  // tensors that depend on an input being differentiated
+  std::map<std::string, std::vector<Grad>> contribs_;
+  std::map<std::pair<std::string, int64_t>, std::string> filled_;  // Filled's tensors
+  std::vector<ast::Statement> backward_;
+};
+
+// Adds `name` (shaped `dims`, typed `dtype`) to t's gradient, summing broadcast
+// dimensions away and converting to t's type.
+void Deriver::Contribute(const std::string& t, std::string name, const std::vector<int64_t>& dims,
+                         DataType dtype, bool owned) {
+  const Shape& to = ShapeOf(t);
+  if (dims != to.dims) {
+    TILEC_CHECK(dims.size() >= to.dims.size(), "gradient of '{}' has rank {}", t, dims.size());
+    size_t off = dims.size() - to.dims.size();
+    ast::Contraction c;
+    ast::TensorRef in;
+    in.name = name;
+    for (size_t k = 0; k < dims.size(); ++k)
+      in.indices.push_back(ast::MakeName(fmt::format("i{}", k), ast::NameClass::Index));
+    for (size_t k = 0; k < to.dims.size(); ++k) {
+      bool kept = to.dims[k] == dims[k + off];
+      TILEC_CHECK(kept || to.dims[k] == 1, "cannot reduce a gradient of '{}' to its shape", t);
+      c.output.indices.push_back(kept ? in.indices[k + off] : ast::MakeInt(0));
+    }
+    c.sizes = Sizes(to.dims);
+    c.inputs.push_back(std::move(in));
+    name = Emit(GradBase(t), std::move(c));
+    owned = true;
+  }
+  if (dtype != to.dtype) {
+    name = Emit(GradBase(t), Call("as_float", {TensorExpr(name), ast::MakeInt(BitWidth(to.dtype))}));
+    owned = true;
+  }
+  contribs_[t].push_back({name, owned});
+}
+
+void Deriver::ContributeExpr(const std::string& t, const ExprPtr& value, const std::vector<int64_t>& dims,
+                             DataType dtype) {
+  if (value->kind == ast::ExprKind::Name && value->name_class == ast::NameClass::Tensor) {
+    Contribute(t, value->name, dims, dtype, false);
+    return;
+  }
+  Contribute(t, Emit(GradBase(t), value), dims, dtype, true);
+}
+
+// The gradient of `t` (every consumer of t has contributed), or none.
+std::optional<Deriver::Grad> Deriver::Finalize(const std::string& t) {
+  auto it = contribs_.find(t);
+  if (it == contribs_.end() || it->second.empty()) return std::nullopt;
+  const auto& cs = it->second;
+  if (cs.size() == 1) return cs[0];
+  ExprPtr sum = TensorExpr(cs[0].name);
+  for (size_t k = 1; k < cs.size(); ++k) sum = ast::MakeBinary(ast::BinaryOp::Add, sum, TensorExpr(cs[k].name));
+  return Grad{Emit(GradBase(t), sum), true};
+}
+
+std::vector<ast::Constraint> Deriver::Constraints(const ContractionOp& c) {
+  std::vector<ast::Constraint> out;
+  for (const auto& k : c.constraints) out.push_back({PolynomialExpr(k.poly), ast::MakeInt(k.range), {}});
+  return out;
+}
+
+// An i32 tensor of t's shape holding `value` everywhere: reading it keeps a
+// contraction's valid index assignments (ranges and integrality of t's
+// indices) without t's values.
+std::string Deriver::Filled(const std::string& t, int64_t value) {
+  auto key = std::make_pair(t, value);
+  auto it = filled_.find(key);
+  if (it != filled_.end()) return it->second;
+  ExprPtr zero = ast::MakeBinary(ast::BinaryOp::Mul, Call("as_int", {TensorExpr(Name(t)), ast::MakeInt(32)}),
+                                 ast::MakeInt(0));
+  ExprPtr v = value == 0 ? zero : ast::MakeBinary(ast::BinaryOp::Add, zero, ast::MakeInt(value));
+  return filled_[key] = Emit(Name(t) + (value == 0 ? "_zero" : "_one"), v);
+}
+
+// `g` as a contraction into a tensor shaped like `out` (MakeOutputPlain first).
+ast::Contraction Deriver::Write(Gather g, const ContractionOp& c, const std::string& out, ast::AggOp agg,
+                                ast::CombOp comb) {
+  MakeOutputPlain(g, c);
+  ast::Contraction d;
+  d.output = Ref("", g.out);
+  d.sizes = Sizes(ShapeOf(out).dims);
+  d.agg = agg;
+  d.comb = comb;
+  for (const auto& [tensor, index] : g.refs) d.inputs.push_back(Ref(tensor, index));
+  for (const auto& k : g.constraints) d.constraints.push_back({PolynomialExpr(k.poly), ast::MakeInt(k.range), {}});
+  return d;
+}
+
+void Deriver::Elementwise(const ElementwiseOp& op, const std::string& g) {
+  std::vector<ExprPtr> x;
+  for (const Operand& o : op.operands) x.push_back(o.is_tensor ? TensorExpr(Name(o.tensor)) : ScalarExpr(o.scalar));
+  std::vector<ExprPtr> rules = ElementwiseGradient(op.fn, x, TensorExpr(Name(op.output)), TensorExpr(g));
+  const Shape& y = ShapeOf(op.output);
+  for (size_t k = 0; k < op.operands.size(); ++k) {
+    const Operand& o = op.operands[k];
+    if (o.is_tensor && rules.at(k) && NeedsGrad(o.tensor)) ContributeExpr(o.tensor, rules[k], y.dims, y.dtype);
+  }
+}
+
+void Deriver::Contraction(const ContractionOp& c, const std::string& g) {
+  if (c.default_tensor && NeedsGrad(*c.default_tensor)) Default(c, g);
+  std::vector<size_t> need;
+  for (size_t k = 0; k < c.inputs.size(); ++k) {
+    bool value = c.comb != ast::CombOp::Eq && (c.comb != ast::CombOp::Cond || k == 2);
+    if (value && NeedsGrad(c.inputs[k].tensor)) need.push_back(k);
+  }
+  if (need.empty()) return;
+  switch (c.agg) {
+    case ast::AggOp::Prod:
+      Fail(c.span, fmt::format("'{}' is a product aggregation '*(...)', which has no gradient rule", c.output));
+    case ast::AggOp::Max:
+    case ast::AggOp::Min:
+      return Extremum(c, g);
+    case ast::AggOp::Sum:
+    case ast::AggOp::Assign:
+      break;
+  }
+  const Shape& out = ShapeOf(c.output);
+  for (size_t k : need) {
+    const auto& a = c.inputs[k];
+    Gather d{a.index, {}, c.constraints};
+    ast::CombOp comb = ast::CombOp::None;
+    switch (c.comb) {
+      case ast::CombOp::None: d.refs = {{g, c.output_index}}; break;
+      case ast::CombOp::Mul: {
+        const auto& other = c.inputs[1 - k];
+        comb = ast::CombOp::Mul;
+        d.refs = {{g, c.output_index}, {Name(other.tensor), other.index}};
+        if (k == 1) std::swap(d.refs[0], d.refs[1]);
+        break;
+      }
+      case ast::CombOp::Add: {
+        const auto& other = c.inputs[1 - k];
+        comb = ast::CombOp::Mul;
+        d.refs = {{g, c.output_index}, {Filled(other.tensor, 1), other.index}};
+        break;
+      }
+      case ast::CombOp::Cond:
+        comb = ast::CombOp::Cond;
+        d.refs = {{Name(c.inputs[0].tensor), c.inputs[0].index}, {Name(c.inputs[1].tensor), c.inputs[1].index},
+                  {g, c.output_index}};
+        break;
+      case ast::CombOp::Eq: TILEC_UNREACHABLE("a comparison has no gradient");
+    }
+    std::string name = Emit(GradBase(a.tensor), Write(std::move(d), c, a.tensor, ast::AggOp::Sum, comb));
+    Contribute(a.tensor, name, ShapeOf(a.tensor).dims, out.dtype, true);
+  }
+}
+
+// `>`/`<`: the gradient of each output element goes to one input element of
+// its window, the extremum of smallest row-major position. Each input element
+// gets a key (count - position, so larger is earlier); a `>` contraction picks
+// the largest key among the elements equal to the result; a `+` contraction
+// routes the gradient to the element holding it.
+void Deriver::Extremum(const ContractionOp& c, const std::string& g) {
+  if (c.comb != ast::CombOp::None)
+    Fail(c.span, fmt::format("'{}' is a max/min of a combination of inputs; only a max/min of one input has a "
+                             "gradient rule", c.output));
+  const auto& a = c.inputs[0];
+  std::vector<Polynomial> rows = a.index;
+  rows.insert(rows.end(), c.output_index.begin(), c.output_index.end());
+  if (Rank(rows, c.index_vars) < c.index_vars.size())
+    Fail(c.span, fmt::format("an element of '{}' can be reached twice in one window of the max/min '{}', so the "
+                             "gradient has no single target", a.tensor, c.output));
+  const Shape& in = ShapeOf(a.tensor);
+  int64_t count = in.ElementCount();
+  if (count >= std::numeric_limits<int32_t>::max())
+    Fail(c.span, fmt::format("'{}' has {} elements; the max/min gradient numbers them in i32", a.tensor, count));
+  ExprPtr x = TensorExpr(Name(a.tensor));
+  ExprPtr key;
+  if (in.dims.empty()) {
+    key = ast::MakeBinary(ast::BinaryOp::Add,
+                          ast::MakeBinary(ast::BinaryOp::Mul, Call("as_int", {x, ast::MakeInt(32)}), ast::MakeInt(0)),
+                          ast::MakeInt(1));
+  } else {
+    ExprPtr flat;
+    int64_t stride = 1;
+    for (size_t k = in.dims.size(); k-- > 0;) {
+      ExprPtr term = Call("index", {x, ast::MakeInt(static_cast<int64_t>(k))});
+      if (stride != 1) term = ast::MakeBinary(ast::BinaryOp::Mul, term, ast::MakeInt(stride));
+      flat = flat ? ast::MakeBinary(ast::BinaryOp::Add, term, flat) : term;
+      stride *= in.dims[k];
+    }
+    key = ast::MakeBinary(ast::BinaryOp::Sub, ast::MakeInt(count), flat);
+  }
+  std::string key_name = Emit(Name(a.tensor) + "_key", key);
+  ast::Contraction w;
+  w.output = Ref("", c.output_index);
+  w.sizes = Sizes(ShapeOf(c.output).dims);
+  w.agg = ast::AggOp::Max;
+  w.comb = ast::CombOp::Cond;
+  w.inputs = {Ref(Name(a.tensor), a.index), Ref(Name(c.output), c.output_index), Ref(key_name, a.index)};
+  w.constraints = Constraints(c);
+  std::string win = Emit(Name(c.output) + "_winner", std::move(w));
+  Gather d{a.index, {{key_name, a.index}, {win, c.output_index}, {g, c.output_index}}, c.constraints};
+  std::string name = Emit(GradBase(a.tensor), Write(std::move(d), c, a.tensor, ast::AggOp::Sum, ast::CombOp::Cond));
+  Contribute(a.tensor, name, in.dims, ShapeOf(c.output).dtype, true);
+}
+
+// `default P`: P's elements pass through where the contraction reached
+// nothing. `reached` reads every input's index through a filled tensor:
+// `>(Z_a[a] == Z_b[b])` is 1 where some valid assignment reaches the element.
+void Deriver::Default(const ContractionOp& c, const std::string& g) {
+  ast::Contraction r;
+  r.output = Ref("", c.output_index);
+  r.sizes = Sizes(ShapeOf(c.output).dims);
+  r.agg = ast::AggOp::Max;
+  const auto& a = c.inputs[0];
+  const auto& b = c.inputs.size() > 1 ? c.inputs[1] : c.inputs[0];
+  r.comb = c.inputs.size() > 2 ? ast::CombOp::Cond : ast::CombOp::Eq;
+  r.inputs = {Ref(Filled(a.tensor, 0), a.index), Ref(Filled(b.tensor, 0), b.index)};
+  if (c.inputs.size() > 2) r.inputs.push_back(Ref(Filled(c.inputs[2].tensor, 1), c.inputs[2].index));
+  r.constraints = Constraints(c);
+  std::string reached = Emit(Name(c.output) + "_reached", std::move(r));
+  const Shape& out = ShapeOf(c.output);
+  ContributeExpr(*c.default_tensor, ast::MakeTernary(TensorExpr(reached), ast::MakeInt(0), TensorExpr(g)), out.dims,
+                 out.dtype);
+}
+
+void Deriver::Special(const SpecialOp& op, const std::string& g) {
+  const Shape& out = ShapeOf(op.outputs.at(0));
+  switch (op.fn) {
+    case SpecialFn::Reshape: {
+      const std::string& x = op.inputs.at(0);
+      if (!NeedsGrad(x)) return;
+      std::vector<ExprPtr> args{TensorExpr(g)};
+      for (ExprPtr d : Sizes(ShapeOf(x).dims)) args.push_back(d);
+      ContributeExpr(x, Call("reshape", args), ShapeOf(x).dims, out.dtype);
+      return;
+    }
+    case SpecialFn::Gather: {
+      const std::string& d = op.inputs.at(0);
+      if (!NeedsGrad(d)) return;
+      ContributeExpr(d, Call("scatter", {TensorExpr(g), TensorExpr(Name(op.inputs.at(1))), TensorExpr(Name(d))}),
+                     ShapeOf(d).dims, out.dtype);
+      return;
+    }
+    case SpecialFn::Scatter: {
+      const std::string& e = op.inputs.at(0);
+      if (!NeedsGrad(e)) return;
+      ContributeExpr(e, Call("gather", {TensorExpr(g), TensorExpr(Name(op.inputs.at(1)))}), ShapeOf(e).dims,
+                     out.dtype);
+      return;
+    }
+    case SpecialFn::Shape:
+    case SpecialFn::PrngStep:
+      return;  // integer inputs: nothing to differentiate
+  }
+}
+
+// The forward ops the backward statements read, as statements.
+std::vector<ast::Statement> Deriver::Forward() {
+  std::set<std::string> needed;
+  for (const auto& st : backward_) CollectNames(st, needed);
+  std::vector<bool> keep(prog_.ops.size(), false);
+  for (size_t k = prog_.ops.size(); k-- > 0;) {
+    const Op& op = prog_.ops[k];
+    std::vector<std::string> defs;
+    if (const auto* s = std::get_if<SpecialOp>(&op)) defs = s->outputs;
+    else if (const auto* c = std::get_if<ContractionOp>(&op)) defs = {c->output};
+    else defs = {std::get<ElementwiseOp>(op).output};
+    if (std::none_of(defs.begin(), defs.end(), [&](const std::string& d) { return needed.count(Name(d)); }))
+      continue;
+    keep[k] = true;
+    for (const std::string& r : Reads(op)) needed.insert(Name(r));
+  }
+  std::vector<ast::Statement> out;
+  auto rename = [this](const std::string& t) { return Name(t); };
+  auto fresh = [this](const std::string& base) { return Fresh(base); };
+  for (size_t k = 0; k < prog_.ops.size(); ++k) {
+    if (!keep[k]) continue;
+    for (auto& st : OpStatements(prog_.ops[k], prog_, rename, fresh)) out.push_back(std::move(st));
+  }
+  return out;
+}
+
+std::vector<std::string> Select(const std::vector<std::string>& given, const std::vector<std::string>& all,
+                                const Program& prog, const char* what) {
+  std::vector<std::string> out;
+  for (const std::string& name : given) {
+    if (std::find(all.begin(), all.end(), name) == all.end())
+      TILEC_USER_ERROR("'{}' is not an {} of the program; its {}s are {}", name, what, what, fmt::join(all, ", "));
+    if (std::find(out.begin(), out.end(), name) != out.end()) TILEC_USER_ERROR("{} '{}' is listed twice", what, name);
+    const Shape& s = prog.Tensor(name).shape;
+    if (!IsFloat(s.dtype))
+      TILEC_USER_ERROR("{} '{}' is {}: only float tensors have gradients", what, name, ToString(s));
+    out.push_back(name);
+  }
+  if (!given.empty()) return out;
+  for (const std::string& name : all)
+    if (IsFloat(prog.Tensor(name).shape.dtype)) out.push_back(name);
+  if (out.empty()) TILEC_USER_ERROR("the program has no float {} to differentiate", what);
+  return out;
+}
+
+GradientProgram Deriver::Run(const GradientOptions& options) {
+  std::vector<std::string> wrt = Select(options.wrt, prog_.inputs, prog_, "input");
+  std::vector<std::string> outs = Select(options.outputs, prog_.outputs, prog_, "output");
+  GradientProgram result;
+  // Reserve the signature's names first so that they stay unsuffixed.
+  for (const std::string& o : outs) result.incoming[o] = Fresh(o + "_grad");
+  for (const std::string& x : wrt) result.gradients[x] = Fresh(x + "_grad");
+
+  reach_.insert(wrt.begin(), wrt.end());
+  for (const Op& op : prog_.ops) {
+    std::vector<std::string> reads = Reads(op);
+    if (std::none_of(reads.begin(), reads.end(), [&](const std::string& r) { return reach_.count(r) > 0; })) continue;
+    if (const auto* s = std::get_if<SpecialOp>(&op)) reach_.insert(s->outputs.begin(), s->outputs.end());
+    else if (const auto* c = std::get_if<ContractionOp>(&op)) reach_.insert(c->output);
+    else reach_.insert(std::get<ElementwiseOp>(op).output);
+  }
+  for (const std::string& o : outs)
+    if (NeedsGrad(o)) contribs_[o].push_back({result.incoming[o], false});
+
+  for (size_t k = prog_.ops.size(); k-- > 0;) {
+    const Op& op = prog_.ops[k];
+    const std::string& out = std::visit(
+        [](const auto& o) -> const std::string& {
+          if constexpr (std::is_same_v<std::decay_t<decltype(o)>, SpecialOp>) return o.outputs.at(0);
+          else return o.output;
+        },
+        op);
+    std::optional<Grad> g = Finalize(out);
+    if (!g) continue;
+    if (auto f = factors_.find(out); f != factors_.end())
+      g = Grad{Emit(GradBase(out), ast::MakeBinary(ast::BinaryOp::Mul, TensorExpr(g->name),
+                                                   ScalarExpr(Scalar{DataType::F64, true, 0, f->second}))),
+               true};
+    if (const auto* c = std::get_if<ContractionOp>(&op)) Contraction(*c, g->name);
+    else if (const auto* e = std::get_if<ElementwiseOp>(&op)) Elementwise(*e, g->name);
+    else Special(std::get<SpecialOp>(op), g->name);
+  }
+
+  for (const std::string& x : wrt) {
+    const std::string& name = result.gradients[x];
+    std::optional<Grad> g = Finalize(x);
+    if (g && g->owned) {
+      for (auto& st : backward_)
+        if (DefinedName(st) == g->name) DefinedName(st) = name;
+      continue;
+    }
+    const Shape& s = ShapeOf(x);
+    ExprPtr value = g ? TensorExpr(g->name)
+                      : Call("as_float", {ast::MakeBinary(ast::BinaryOp::Mul,
+                                                          Call("as_int", {TensorExpr(x), ast::MakeInt(32)}),
+                                                          ast::MakeInt(0)),
+                                          ast::MakeInt(BitWidth(s.dtype))});
+    backward_.push_back(AssignmentStatement(name, value));
+  }
+
+  ast::Function& fn = result.function;
+  for (const auto& in : f_.inputs) {
+    ast::Input copy;
+    copy.name = in.name;
+    copy.has_dims = in.has_dims;
+    copy.dims = in.dims;
+    fn.inputs.push_back(std::move(copy));
+    result.input_shapes[in.name] = prog_.Tensor(in.name).shape;
+  }
+  for (const std::string& o : outs) {
+    ast::Input in;
+    in.name = result.incoming[o];
+    result.input_shapes[in.name] = ShapeOf(o);
+    fn.inputs.push_back(std::move(in));
+  }
+  for (const std::string& x : wrt) fn.outputs.push_back({result.gradients[x], {}});
+  fn.body = Forward();
+  for (auto& st : backward_) fn.body.push_back(std::move(st));
+  return result;
+}
+
+}  // namespace
+
+GradientProgram Gradient(const ast::Function& f, const std::map<std::string, Shape>& shapes,
+                         const GradientOptions& options) {
+  std::map<std::string, double> factors;
+  ast::Function rewritten = ReverseGrads(f).Rewrite(factors);
+  Program prog = Bind(rewritten, shapes);
+  GradientProgram result = Deriver(rewritten, prog, factors).Run(options);
+  // The derivation must give ordinary Tile: check that its text binds.
+  std::string text = Print(result.function);
+  try {
+    Bind(Parse(MakeSource("gradient.tile", text)), result.input_shapes);
+  } catch (const UserError& e) {
+    TILEC_CHECK(false, "the derived gradient program does not bind: {}\n{}", e.message(), text);
+  }
+  return result;
+}
+
+}  // namespace tilec::lang
