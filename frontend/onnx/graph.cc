@@ -79,9 +79,9 @@ std::map<std::string, lang::Tensor> Graph::EndFold(const std::map<std::string, l
   std::map<std::string, lang::Shape> shapes;
   std::map<std::string, lang::Tensor> data;
   for (auto& [name, t] : fold_inputs_) {
-    ins.push_back(name);
-    shapes[name] = t->shape();
-    data[name] = *t;
+    ins.push_back(name);  // as spelled (#class_token); bound by its name
+    shapes[TensorName(name)] = t->shape();
+    data[TensorName(name)] = *t;
   }
   for (auto& [name, shape] : outputs) outs.push_back(name);
   std::string text = fmt::format("function ({}) -> ({}) {{\n", Join(ins), Join(outs));

@@ -176,6 +176,25 @@ int main(int argc, char** argv) {
         got = np.fromfile(os.path.join(out, "y.bin"), dtype=np.float32).reshape(want.shape)
         self.assertLessEqual(rel_error(got, want), 1e-4)
 
+    def test_folded_nodes_read_initializers_with_lower_case_names(self):
+        # vit_b_16's class_token: an initializer whose name keeps its
+        # spelling in Tile (#token), expanded at import time.
+        import onnx
+        from onnx import TensorProto, helper, numpy_helper
+        token = np.arange(3, dtype=np.float32).reshape(1, 1, 3)
+        inits = [numpy_helper.from_array(token, "token"), numpy_helper.from_array(np.array([2, 1, 3], np.int64), "shape")]
+        nodes = [helper.make_node("Expand", ["token", "shape"], ["e"]), helper.make_node("Concat", ["e", "x"], ["y"], axis=1)]
+        graph = helper.make_graph(nodes, "g", [helper.make_tensor_value_info("x", TensorProto.FLOAT, [2, 4, 3])],
+                                  [helper.make_tensor_value_info("y", TensorProto.FLOAT, None)], inits)
+        path = os.path.join(self.tmp.name, "token.onnx")
+        onnx.save(helper.make_model(graph, opset_imports=[helper.make_opsetid("", 13)]), path)
+        x = np.random.default_rng(5).standard_normal((2, 4, 3)).astype(np.float32)
+        xp, yp = os.path.join(self.tmp.name, "tok_x.npy"), os.path.join(self.tmp.name, "tok_y.npy")
+        np.save(xp, x)
+        run("run", path, "--in", f"x={xp}", "--out", f"y={yp}")
+        want = np.concatenate([np.broadcast_to(token, (2, 1, 3)), x], axis=1)
+        np.testing.assert_array_equal(np.load(yp), want)
+
     def test_unsupported_model_lists_every_missing_op(self):
         import onnx
         from onnx import TensorProto, helper
