@@ -847,7 +847,7 @@ PYBIND11_MODULE(_tilec, m) {
         py::dict constants;
         for (const auto& t : model.constants()) {
           py::array a(FromDtype(t.dtype), t.dims);
-          std::memcpy(a.mutable_data(), t.data, t.bytes);
+          if (t.bytes > 0) std::memcpy(a.mutable_data(), t.data, t.bytes);
           constants[py::str(t.tile_name)] = a;
         }
         py::dict out;

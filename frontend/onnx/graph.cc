@@ -132,7 +132,7 @@ lang::Tensor ReadTensorProto(const ::onnx::TensorProto& t) {
     if (t.raw_data().size() != out.bytes())
       throw Unsupported{fmt::format("tensor '{}' has {} bytes of raw data where {} needs {}", t.name(),
                                     t.raw_data().size(), lang::ToString(shape), out.bytes())};
-    std::memcpy(out.data(), t.raw_data().data(), out.bytes());
+    if (out.bytes() > 0) std::memcpy(out.data(), t.raw_data().data(), out.bytes());
     return out;
   }
   auto check = [&](int64_t count) {

@@ -77,7 +77,7 @@ std::string ChannelVector(NodeContext& c, size_t input, int rank, std::string_vi
   dims[0] = v.shape.dims[0];
   if (v.IsConstant()) {
     lang::Tensor t(lang::Shape{v.shape.dtype, dims});
-    std::memcpy(t.data(), v.constant->data(), t.bytes());
+    if (t.bytes() > 0) std::memcpy(t.data(), v.constant->data(), t.bytes());
     return c.AddConstant(hint, std::move(t));
   }
   std::string name = c.Temp(hint);
