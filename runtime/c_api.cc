@@ -350,6 +350,8 @@ tilec_status tilec_error_release(tilec_error error) {
 
 // ---- Devices
 
+}  // extern "C"  (the helpers below have C++ linkage)
+
 namespace {
 const std::vector<std::string>& DeviceIds() {
   static const std::vector<std::string> ids = [] {
@@ -362,6 +364,8 @@ const std::vector<std::string>& DeviceIds() {
   return ids;
 }
 }  // namespace
+
+extern "C" {
 
 size_t tilec_device_count(void) { return DeviceIds().size(); }
 
@@ -429,6 +433,8 @@ tilec_status tilec_device_cl_handles(tilec_device device, void** cl_context, voi
 
 // ---- Programs
 
+}  // extern "C"  (the helpers below have C++ linkage)
+
 namespace {
 // The names of the inputs (or outputs) of `source`, separated by commas,
 // valid until this thread's next call.
@@ -451,6 +457,8 @@ tilec_status SourceNames(const char* source, const char* source_name, const char
 }
 }  // namespace
 
+extern "C" {
+
 tilec_status tilec_source_inputs(const char* source, const char* source_name, const char** inputs,
                                  tilec_error* error) {
   return SourceNames(source, source_name, inputs, false, error);
@@ -460,6 +468,8 @@ tilec_status tilec_source_outputs(const char* source, const char* source_name, c
                                   tilec_error* error) {
   return SourceNames(source, source_name, outputs, true, error);
 }
+
+}  // extern "C"  (the helpers below have C++ linkage)
 
 namespace {
 
@@ -549,6 +559,8 @@ lang::GradientProgram DeriveGradient(CompileRequest& request, const char* source
 }
 
 }  // namespace
+
+extern "C" {
 
 tilec_status tilec_program_compile(tilec_device device, const char* source, const char* source_name,
                                    const tilec_tensor_spec* inputs, size_t num_inputs,
@@ -649,6 +661,8 @@ tilec_status tilec_program_run_memory(tilec_program program, const tilec_tensor*
 
 // --- Models ----------------------------------------------------------------------------
 
+}  // extern "C"  (the helpers below have C++ linkage)
+
 namespace {
 
 std::shared_ptr<ModelObject> LiveModel(tilec_model m) {
@@ -670,6 +684,8 @@ tilec_status GetModelTensor(tilec_model model, size_t index, tilec_model_tensor*
 }
 
 }  // namespace
+
+extern "C" {
 
 tilec_status tilec_model_import_onnx(const void* bytes, size_t size, const char* origin,
                                      const tilec_tensor_spec* shapes, size_t num_shapes, tilec_model* model,
