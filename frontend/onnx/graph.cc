@@ -126,44 +126,48 @@ lang::Tensor ReadTensorProto(const ::onnx::TensorProto& t) {
     if (d < 0) throw Unsupported{fmt::format("tensor '{}' has a negative dimension {}", t.name(), d)};
     shape.dims.push_back(d);
   }
-  lang::Tensor out(shape);
-  int64_t n = out.size();
+  // The data must match the shape before anything is allocated: a corrupt
+  // file's dims can be far larger than the bytes it holds.
+  int64_t n = shape.ElementCount();
+  size_t element = static_cast<size_t>(lang::ByteSize(*type));
   if (t.has_raw_data()) {
-    if (t.raw_data().size() != out.bytes())
-      throw Unsupported{fmt::format("tensor '{}' has {} bytes of raw data where {} needs {}", t.name(),
-                                    t.raw_data().size(), lang::ToString(shape), out.bytes())};
+    if (t.raw_data().size() % element != 0 || static_cast<int64_t>(t.raw_data().size() / element) != n)
+      throw Unsupported{fmt::format("tensor '{}' has {} bytes of raw data where {} needs {} elements of {} bytes",
+                                    t.name(), t.raw_data().size(), lang::ToString(shape), n, element)};
+    lang::Tensor out(shape);
     if (out.bytes() > 0) std::memcpy(out.data(), t.raw_data().data(), out.bytes());
     return out;
   }
-  auto check = [&](int64_t count) {
-    if (count != n)
-      throw Unsupported{fmt::format("tensor '{}' has {} values where {} needs {}", t.name(), count,
-                                    lang::ToString(shape), n)};
-  };
+  int64_t count = 0;
+  switch (*type) {
+    case lang::DataType::F32: count = t.float_data_size(); break;
+    case lang::DataType::F64: count = t.double_data_size(); break;
+    case lang::DataType::I64: count = t.int64_data_size(); break;
+    case lang::DataType::U32:
+    case lang::DataType::U64: count = t.uint64_data_size(); break;
+    default: count = t.int32_data_size(); break;
+  }
+  if (count != n)
+    throw Unsupported{fmt::format("tensor '{}' has {} values where {} needs {}", t.name(), count, lang::ToString(shape), n)};
+  lang::Tensor out(shape);
   switch (*type) {
     case lang::DataType::F32:
-      check(t.float_data_size());
       for (int64_t i = 0; i < n; ++i) out.as<float>()[i] = t.float_data(static_cast<int>(i));
       break;
     case lang::DataType::F64:
-      check(t.double_data_size());
       for (int64_t i = 0; i < n; ++i) out.as<double>()[i] = t.double_data(static_cast<int>(i));
       break;
     case lang::DataType::I64:
-      check(t.int64_data_size());
       for (int64_t i = 0; i < n; ++i) out.as<int64_t>()[i] = t.int64_data(static_cast<int>(i));
       break;
     case lang::DataType::U32:
     case lang::DataType::U64:
-      check(t.uint64_data_size());
       for (int64_t i = 0; i < n; ++i) out.SetInt(i, static_cast<int64_t>(t.uint64_data(static_cast<int>(i))));
       break;
     case lang::DataType::F16:  // int32_data holds the half's bits
-      check(t.int32_data_size());
       for (int64_t i = 0; i < n; ++i) out.as<uint16_t>()[i] = static_cast<uint16_t>(t.int32_data(static_cast<int>(i)));
       break;
     default:  // bool and the narrow integers live in int32_data
-      check(t.int32_data_size());
       for (int64_t i = 0; i < n; ++i) out.SetInt(i, t.int32_data(static_cast<int>(i)));
       break;
   }
