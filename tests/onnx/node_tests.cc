@@ -98,7 +98,7 @@ Result RunTest(const fs::path& dir, const std::shared_ptr<hal::Device>& device, 
         if (lang::IsInteger(t.dtype()) && !name.empty()) {
           for (const fs::path& set : sets)
             for (auto& [n2, t2] : read_set(set, "input"))
-              if (n2 == name && (t2.shape() != t.shape() || std::memcmp(t2.data(), t.data(), t.bytes()) != 0)) throw;
+              if (n2 == name && (t2.shape() != t.shape() || (t.bytes() > 0 && std::memcmp(t2.data(), t.data(), t.bytes()) != 0))) throw;
           options.shapes.erase(name);
           options.values[name] = t;
           known.push_back(name);
