@@ -58,27 +58,6 @@ const TensorDecl& Decl(const Program& p, const std::string& name) {
 
 namespace {
 
-// Every tensor an op reads.
-std::vector<std::string> OpReads(const Op& op) {
-  std::vector<std::string> reads;
-  if (const auto* c = std::get_if<ContractionOp>(&op)) {
-    for (const auto& a : c->inputs) reads.push_back(a.tensor);
-    if (c->default_tensor) reads.push_back(*c->default_tensor);
-  } else if (const auto* e = std::get_if<ElementwiseOp>(&op)) {
-    for (const auto& o : e->operands)
-      if (o.is_tensor) reads.push_back(o.tensor);
-  } else {
-    reads = std::get<SpecialOp>(op).inputs;
-  }
-  return reads;
-}
-
-std::vector<std::string> OpWrites(const Op& op) {
-  if (const auto* c = std::get_if<ContractionOp>(&op)) return {c->output};
-  if (const auto* e = std::get_if<ElementwiseOp>(&op)) return {e->output};
-  return std::get<SpecialOp>(op).outputs;
-}
-
 void CheckInputs(const Program& program, const std::map<std::string, Tensor>& inputs) {
   std::set<std::string> expected(program.inputs.begin(), program.inputs.end());
   for (const auto& [name, tensor] : inputs) {
@@ -109,7 +88,7 @@ std::map<std::string, Tensor> Evaluate(const Program& program,
   const std::set<std::string> outputs(program.outputs.begin(), program.outputs.end());
   std::map<std::string, size_t> last_use;
   for (size_t k = 0; k < program.ops.size(); ++k) {
-    for (const auto& name : OpReads(program.ops[k])) last_use[name] = k;
+    for (const auto& name : Reads(program.ops[k])) last_use[name] = k;
   }
   auto free_dead = [&](const std::string& name, size_t k) {
     if (outputs.count(name)) return;
@@ -131,8 +110,8 @@ std::map<std::string, Tensor> Evaluate(const Program& program,
     }
     // Written but never read (and not an output): free at once. Read: free
     // after the last reader.
-    for (const auto& name : OpWrites(op)) free_dead(name, k);
-    for (const auto& name : OpReads(op)) free_dead(name, k);
+    for (const auto& name : Writes(op)) free_dead(name, k);
+    for (const auto& name : Reads(op)) free_dead(name, k);
   }
 
   std::map<std::string, Tensor> results;

@@ -548,10 +548,7 @@ std::vector<ast::Statement> Deriver::Forward() {
   std::vector<bool> keep(prog_.ops.size(), false);
   for (size_t k = prog_.ops.size(); k-- > 0;) {
     const Op& op = prog_.ops[k];
-    std::vector<std::string> defs;
-    if (const auto* s = std::get_if<SpecialOp>(&op)) defs = s->outputs;
-    else if (const auto* c = std::get_if<ContractionOp>(&op)) defs = {c->output};
-    else defs = {std::get<ElementwiseOp>(op).output};
+    std::vector<std::string> defs = Writes(op);
     if (std::none_of(defs.begin(), defs.end(), [&](const std::string& d) { return needed.count(Name(d)); }))
       continue;
     keep[k] = true;

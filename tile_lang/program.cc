@@ -298,6 +298,12 @@ std::vector<std::string> Reads(const Op& op) {
   return r;
 }
 
+std::vector<std::string> Writes(const Op& op) {
+  if (auto* c = std::get_if<ContractionOp>(&op)) return {c->output};
+  if (auto* e = std::get_if<ElementwiseOp>(&op)) return {e->output};
+  return std::get<SpecialOp>(op).outputs;
+}
+
 ContractionOp IdentityCopy(const TensorDecl& src, const std::string& dst) {
   ContractionOp c;
   c.output = dst;

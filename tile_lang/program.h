@@ -198,6 +198,8 @@ using Op = std::variant<ContractionOp, ElementwiseOp, SpecialOp>;
 // The tensors `op` reads (a contraction's inputs and default tensor, an
 // elementwise op's tensor operands, a special op's inputs), in order.
 std::vector<std::string> Reads(const Op& op);
+// The tensors `op` defines (one, or a special op's outputs).
+std::vector<std::string> Writes(const Op& op);
 
 // `dst[i0, i1, …] = =(src[i0, i1, …])`: an identity copy of `src` into a
 // tensor of the same shape (whose layout may differ: a relayout).

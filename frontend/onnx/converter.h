@@ -47,7 +47,6 @@ class NodeContext {
   int opset() const { return opset_; }
   int since() const { return since_; }  // the registered converter's version
   const std::string& op() const;
-  std::string Describe() const;  // "node 'Conv_0' (Conv)"
 
   // Inputs; an omitted optional input (empty name) is absent.
   size_t input_count() const;

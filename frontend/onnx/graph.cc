@@ -181,12 +181,6 @@ NodeContext::NodeContext(Graph& graph, const ::onnx::NodeProto& node, int opset,
 
 const std::string& NodeContext::op() const { return node_.op_type(); }
 
-std::string NodeContext::Describe() const {
-  return node_.name().empty() ? fmt::format("node ({}) producing '{}'", node_.op_type(),
-                                            node_.output_size() ? node_.output(0) : std::string())
-                              : fmt::format("node '{}' ({})", node_.name(), node_.op_type());
-}
-
 void NodeContext::Fail(std::string reason) const { throw Unsupported{std::move(reason)}; }
 
 size_t NodeContext::input_count() const { return static_cast<size_t>(node_.input_size()); }
@@ -333,7 +327,6 @@ std::optional<std::string> Literal(double v, lang::DataType type) {
   if (lang::IsFloat(type)) {
     s = fmt::format("{:.17g}", v);
     if (type == lang::DataType::F32) s = fmt::format("{:.9g}", v);
-    if (auto e = s.find("e+"); e != std::string::npos) s.erase(e + 1, 1);  // Tile's exponent has no '+'
     if (s.find_first_of(".e") == std::string::npos) s += ".0";
   } else {
     s = fmt::format("{}", static_cast<int64_t>(v));

@@ -27,8 +27,6 @@ class Graph {
   // A Tile tensor name made from `hint` (any text), not taken before, as
   // the source spells it (`#input` for an escaped name; see TensorName).
   std::string Unique(std::string_view hint);
-  // Reserves an exact Tile name (a graph input's); false if taken.
-  bool Reserve(const std::string& name) { return used_.insert(name).second; }
 
   // Statements go to the program, or, while a node is folded, to the fold's
   // own little program.

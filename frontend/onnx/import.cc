@@ -185,10 +185,10 @@ ImportedModel Import(std::string_view bytes, std::string_view origin_view, const
     graph.values[in.name()] = Value{spelling, t.shape, nullptr};
     out.inputs.push_back(t);
   }
-  std::map<std::string, bool> given;
-  for (const auto& [name, shape] : options.shapes) given[name] = true;
-  for (const auto& [name, value] : options.values) given[name] = true;
-  for (const auto& [name, unused] : given) {
+  std::set<std::string> given;
+  for (const auto& [name, shape] : options.shapes) given.insert(name);
+  for (const auto& [name, value] : options.values) given.insert(name);
+  for (const std::string& name : given) {
     bool found = options.values.count(name) > 0;
     for (const ModelTensor& t : out.inputs) found = found || t.onnx_name == name;
     if (!found) {
@@ -199,11 +199,6 @@ ImportedModel Import(std::string_view bytes, std::string_view origin_view, const
     }
   }
   if (problems.empty()) out.folded_batch_norms = FoldBatchNorms(g, graph);
-
-  // The graph's outputs get their own names first, so the nodes that
-  // produce them define them directly.
-  std::set<std::string> output_names;
-  for (const auto& o : g.output()) output_names.insert(o.name());
 
   for (const auto& node : g.node()) {
     std::string label = NodeLabel(node);
@@ -242,9 +237,14 @@ ImportedModel Import(std::string_view bytes, std::string_view origin_view, const
       all_constant = all_constant && v.IsConstant();
       if (v.IsConstant()) elements += v.constant->size();
     }
-    bool produces_output = false;
-    for (const auto& o : node.output()) produces_output = produces_output || output_names.count(o);
     bool fold = (all_constant || node.op_type() == "Constant") && elements <= kMaxFoldElements;
+    // The node is listed, and its outputs are left undefined (so the nodes
+    // that read them are skipped, not reported again).
+    auto reject = [&](const std::string& reason) {
+      if (graph.folding()) graph.AbortFold();
+      problems.push_back(fmt::format("{} at opset {}: {}", label, out.opset, reason));
+      for (const auto& o : node.output()) graph.values[o] = Value{};
+    };
     try {
       if (fold) {
         graph.BeginFold();
@@ -271,15 +271,10 @@ ImportedModel Import(std::string_view bytes, std::string_view origin_view, const
         reg->convert(ctx);
       }
     } catch (const Unsupported& u) {
-      if (graph.folding()) graph.AbortFold();
-      problems.push_back(fmt::format("{} at opset {}: {}", label, out.opset, u.reason));
-      for (const auto& o : node.output()) graph.values[o] = Value{};
-    } catch (const UserError& e) {
-      if (graph.folding()) graph.AbortFold();
-      problems.push_back(fmt::format("{} at opset {}: {}", label, out.opset, e.message()));
-      for (const auto& o : node.output()) graph.values[o] = Value{};
+      reject(u.reason);
+    } catch (const UserError& e) {  // from binding or evaluating a folded node
+      reject(e.message());
     }
-    (void)produces_output;
   }
   if (!problems.empty()) {
     std::string list;

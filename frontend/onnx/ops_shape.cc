@@ -343,10 +343,12 @@ void ConstantOfShape(NodeContext& c) {
   lang::Tensor value(lang::Shape{lang::DataType::F32, {1}});
   if (auto t = c.TensorAttr("value")) value = *t;
   if (value.size() != 1) c.Fail("value must have one element");
+  for (int64_t d : dims)
+    if (d < 0) c.Fail(fmt::format("the shape has a negative dimension {}", d));
   lang::Shape shape{value.dtype(), dims};
   if (Product(dims) <= (1 << 16)) {
     lang::Tensor t(shape);
-    for (int64_t i = 0; i < t.size(); ++i) std::memcpy(t.data() + i * t.bytes() / std::max<int64_t>(t.size(), 1), value.data(), value.bytes());
+    for (int64_t i = 0; i < t.size(); ++i) std::memcpy(t.data() + i * value.bytes(), value.data(), value.bytes());
     c.DefineConstant(0, t);
     return;
   }

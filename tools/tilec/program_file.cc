@@ -76,19 +76,14 @@ std::vector<std::vector<std::string>> KernelOrigins(const ProgramFile& file, con
   std::map<std::string, std::vector<size_t>> readers;  // tensor -> ops that read it
   for (size_t i = 0; i < p.ops.size(); ++i)
     for (const std::string& t : lang::Reads(p.ops[i])) readers[t].push_back(i);
-  auto outputs = [](const lang::Op& op) -> std::vector<std::string> {
-    if (auto* c = std::get_if<lang::ContractionOp>(&op)) return {c->output};
-    if (auto* e = std::get_if<lang::ElementwiseOp>(&op)) return {e->output};
-    return std::get<lang::SpecialOp>(op).outputs;
-  };
   // Backwards: a tensor no kernel stores was fused into its reader's kernel.
   std::vector<std::vector<std::string>> tensors(compiled.kernels.size());
   for (size_t i = p.ops.size(); i-- > 0;) {
-    for (const std::string& t : outputs(p.ops[i])) {
+    for (const std::string& t : lang::Writes(p.ops[i])) {
       auto it = kernel_of.find(t);
       if (it == kernel_of.end())
         for (size_t r : readers[t]) {
-          for (const std::string& rt : outputs(p.ops[r]))
+          for (const std::string& rt : lang::Writes(p.ops[r]))
             if (auto k = kernel_of.find(rt); k != kernel_of.end()) {
               it = kernel_of.emplace(t, k->second).first;
               break;
