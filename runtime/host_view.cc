@@ -124,4 +124,8 @@ void Scatter(const lang::Tensor& t, const HostView& view) {
   });
 }
 
+HostView ViewOf(const lang::Tensor& t) {
+  return HostView{const_cast<std::byte*>(t.data()), t.bytes(), t.shape(), RowMajorStrides(t.shape().dims)};
+}
+
 }  // namespace tilec::runtime

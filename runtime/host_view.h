@@ -51,6 +51,9 @@ bool MatchesLayout(const HostView& view, const lang::Layout& layout);
 
 // The row-major strides of `dims`.
 std::vector<int64_t> RowMajorStrides(const std::vector<int64_t>& dims);
+// A view of a dense row-major tensor's own memory (read through, or written
+// when the tensor is not const at the caller).
+HostView ViewOf(const lang::Tensor& t);
 
 // The view's elements as a dense row-major tensor (view has strides).
 lang::Tensor Gather(const HostView& view);

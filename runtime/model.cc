@@ -2,6 +2,7 @@
 
 #include <fmt/format.h>
 
+#include "runtime/host_view.h"
 #include "support/error.h"
 #include "tile_lang/binder.h"
 #include "tile_lang/parser.h"
@@ -26,8 +27,9 @@ Model Model::Compile(onnx_import::ImportedModel model, std::shared_ptr<hal::Devi
   return Model(std::move(m), std::move(p));
 }
 
-std::map<std::string, lang::Tensor> Model::ProgramInputs(const std::map<std::string, lang::Tensor>& inputs) const {
-  std::map<std::string, lang::Tensor> out;
+std::map<std::string, lang::Tensor> Model::Run(const std::map<std::string, lang::Tensor>& inputs, RunStats* stats) {
+  // Graph inputs by Tile name, each checked against its imported shape.
+  std::map<std::string, const lang::Tensor*> given;
   for (const auto& [name, t] : inputs) {
     const onnx_import::ModelTensor* found = nullptr;
     for (const auto& in : imported_->inputs)
@@ -37,22 +39,30 @@ std::map<std::string, lang::Tensor> Model::ProgramInputs(const std::map<std::str
       for (const auto& in : imported_->inputs) names.push_back(in.onnx_name);
       TILEC_USER_ERROR("'{}' is not an input of the model (its inputs: {})", name, fmt::join(names, ", "));
     }
-    if (out.count(found->tile_name)) TILEC_USER_ERROR("model input '{}' is given twice", found->onnx_name);
+    if (given.count(found->tile_name)) TILEC_USER_ERROR("model input '{}' is given twice", found->onnx_name);
     if (t.shape() != found->shape)
       TILEC_USER_ERROR("model input '{}' is {}, but the model was imported for {}", found->onnx_name,
                        lang::ToString(t.shape()), lang::ToString(found->shape));
-    out[found->tile_name] = t;
+    given[found->tile_name] = &t;
   }
   for (const auto& in : imported_->inputs)
-    if (!out.count(in.tile_name)) TILEC_USER_ERROR("model input '{}' is not given", in.onnx_name);
-  for (const auto& [name, t] : imported_->constants) out[name] = t;
-  return out;
-}
+    if (!given.count(in.tile_name)) TILEC_USER_ERROR("model input '{}' is not given", in.onnx_name);
+  // The weights are viewed where the imported model keeps them: the same
+  // memory on every run, so the program's constant kernels are not rerun.
+  for (const auto& [name, t] : imported_->constants) given[name] = &t;
 
-std::map<std::string, lang::Tensor> Model::Run(const std::map<std::string, lang::Tensor>& inputs, RunStats* stats) {
-  std::map<std::string, lang::Tensor> results = program_.Run(ProgramInputs(inputs), stats);
+  const lang::Program& prog = program_.compiled().program;
+  std::vector<HostView> in_views;
+  for (const std::string& name : prog.inputs) in_views.push_back(ViewOf(*given.at(name)));
+  std::map<std::string, lang::Tensor> results;
+  std::vector<HostView> out_views;
+  for (const std::string& name : prog.outputs) {
+    lang::Tensor& t = results.emplace(name, lang::Tensor(prog.Tensor(name).shape)).first->second;
+    out_views.push_back(ViewOf(t));
+  }
+  program_.RunOn(in_views, out_views, stats);
   std::map<std::string, lang::Tensor> out;
-  for (const auto& o : imported_->outputs) out[o.onnx_name] = std::move(results.at(o.tile_name));
+  for (const auto& o : imported_->outputs) out[o.onnx_name] = results.at(o.tile_name);
   return out;
 }
 

@@ -25,9 +25,6 @@ class Model {
   // ONNX name.
   std::map<std::string, lang::Tensor> Run(const std::map<std::string, lang::Tensor>& inputs,
                                           RunStats* stats = nullptr);
-  // The program's inputs (graph inputs by Tile name, and the constants) for
-  // Program::Run or Upload, from tensors by ONNX or Tile name.
-  std::map<std::string, lang::Tensor> ProgramInputs(const std::map<std::string, lang::Tensor>& inputs) const;
 
   const onnx_import::ImportedModel& imported() const { return *imported_; }
   Program& program() { return program_; }

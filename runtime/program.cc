@@ -138,10 +138,8 @@ void Program::Prepare() {
         slot_alignment_[slot(n)] = std::max(slot_alignment_[slot(n)], kStreamingAlignment);
     kernel_slots_.push_back(std::move(params));
   }
-  pool_ = std::make_unique<Pool>();
-  staged_ = std::make_unique<BufferSet>();
   constants_generation_ = std::make_unique<std::atomic<uint64_t>>(1);
-  SetConstantInputs({});
+  SetConstantInputs({});  // plans the memory, making the pool and the staged buffers
 }
 
 std::vector<bool> ConstantInputMask(const lang::Program& program, const std::vector<std::string>& names) {
@@ -473,15 +471,6 @@ void Program::RunOn(std::span<const HostView> inputs, std::span<const HostView> 
   }
   if (stats) *stats = std::move(s);
 }
-
-namespace {
-
-HostView ViewOf(const lang::Tensor& t) {
-  return HostView{const_cast<std::byte*>(t.data()), t.bytes(), t.shape(),
-                  RowMajorStrides(t.shape().dims)};
-}
-
-}  // namespace
 
 std::map<std::string, lang::Tensor> Program::Run(const std::map<std::string, lang::Tensor>& inputs,
                                                  RunStats* stats) {
