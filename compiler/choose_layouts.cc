@@ -240,23 +240,22 @@ class Chooser {
     out_.tensors.push_back(t);
   }
 
-  // Read by an op outside `group`, or a program output.
+  // Read by an op outside `group` (the copies already chosen for insertion
+  // included: a relayout of an earlier group's result reads it), or a
+  // program output.
   bool Stored(const std::string& t, const std::set<size_t>& group) const {
     const Program& p = out_.program;
     if (std::find(p.outputs.begin(), p.outputs.end(), t) != p.outputs.end()) return true;
-    for (size_t j = 0; j < p.ops.size(); ++j) {
-      if (group.count(j)) continue;
-      bool reads = false;
-      if (auto* c = std::get_if<ContractionOp>(&p.ops[j])) {
-        for (const auto& a : c->inputs) reads = reads || a.tensor == t;
-        reads = reads || (c->default_tensor && *c->default_tensor == t);
-      } else if (auto* e = std::get_if<ElementwiseOp>(&p.ops[j])) {
-        for (const auto& o : e->operands) reads = reads || (o.is_tensor && o.tensor == t);
-      } else {
-        for (const auto& in : std::get<lang::SpecialOp>(p.ops[j]).inputs) reads = reads || in == t;
-      }
-      if (reads) return true;
-    }
+    auto reads = [&](const lang::Op& op) {
+      std::vector<std::string> r = lang::Reads(op);
+      return std::find(r.begin(), r.end(), t) != r.end();
+    };
+    for (size_t j = 0; j < p.ops.size(); ++j)
+      if (!group.count(j) && reads(p.ops[j])) return true;
+    for (const auto* pending : {&before_, &after_})
+      for (const std::vector<lang::Op>& ops : *pending)
+        for (const lang::Op& op : ops)
+          if (reads(op)) return true;
     return false;
   }
 

@@ -178,6 +178,7 @@ CompiledProgram CompileProgram(const lang::Program& program, const CompileOption
       "lower",
       [&] {
         LayoutChoice choice = ChooseLayouts(lowered, options.hw, options.layouts);
+        lang::VerifyDataflow(choice.program, "choosing layouts");
         for (const lang::TensorDecl& t : choice.tensors) out.program.tensors[t.name] = t;
         KernelPlan p = Lower(choice.program, lower);
         p.layout_decisions = std::move(choice.decisions);

@@ -6,6 +6,7 @@
 #include <cstdint>
 #include <algorithm>
 #include <limits>
+#include <set>
 
 #include "support/error.h"
 
@@ -302,6 +303,17 @@ std::vector<std::string> Writes(const Op& op) {
   if (auto* c = std::get_if<ContractionOp>(&op)) return {c->output};
   if (auto* e = std::get_if<ElementwiseOp>(&op)) return {e->output};
   return std::get<SpecialOp>(op).outputs;
+}
+
+void VerifyDataflow(const Program& program, std::string_view stage) {
+  std::set<std::string> defined(program.inputs.begin(), program.inputs.end());
+  for (size_t k = 0; k < program.ops.size(); ++k) {
+    for (const std::string& t : Reads(program.ops[k]))
+      TILEC_CHECK(defined.count(t), "after {}: op {} reads '{}' before any op writes it", stage, k, t);
+    for (const std::string& t : Writes(program.ops[k])) defined.insert(t);
+  }
+  for (const std::string& o : program.outputs)
+    TILEC_CHECK(defined.count(o), "after {}: no op writes the output '{}'", stage, o);
 }
 
 ContractionOp IdentityCopy(const TensorDecl& src, const std::string& dst) {

@@ -215,6 +215,11 @@ struct Program {
   const TensorDecl& Tensor(const std::string& name) const;  // InternalError if missing
 };
 
+// InternalError naming `stage` unless every tensor an op reads is an input
+// or written by an earlier op, and every output is written (a pass that
+// inserts or renames ops must keep this; a bound program has it).
+void VerifyDataflow(const Program& program, std::string_view stage);
+
 // Human-readable dump used by `tilec check` and golden tests: the signature
 // with bound shapes, then one line per op with its output shape, and for
 // contractions their index ranges and constraints.

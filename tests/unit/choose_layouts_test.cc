@@ -7,6 +7,7 @@
 
 #include "compiler/choose_layouts.h"
 #include "compiler/pipeline.h"
+#include "hal/llvm/cpu_info.h"
 #include <tilec/tilec.h>
 
 #include "tests/unit/pipeline_check.h"
@@ -209,6 +210,41 @@ TEST(ChooseLayouts, CApiReportsTheChosenLayout) {
   EXPECT_FALSE(layout.empty());
   tilec_program_release(p);
   tilec_device_release(device);
+}
+
+// An elementwise op read by two contractions' groups: the first group
+// computes O = X + Z in a blocked layout as O_re0 and queues the copy back
+// into O; the second (Z's) saw no reader of O_re0 outside its group (the
+// copy was only queued), renamed it again without a copy back, and the
+// queued copy read O_re0 unwritten: zeros on llvm (difftest, gradient
+// programs). Every tensor an op reads is now an input or written before,
+// for each CPU's model, and the program runs right on the host's.
+TEST(ChooseLayouts, QueuedRelayoutKeepsItsSourceWritten) {
+  const char* source =
+      "function (A[N], G[M]) -> (O) {\n"
+      "  T1[k, j, i : 1, 1, 6] = +(A[i]);\n"
+      "  X[q : 7] = +(T1[o, p, p - 2] * G[-q]);\n"
+      "  Z[i : 7] = +(A[i]);\n"
+      "  O = X + Z;\n"
+      "}\n";
+  Case c(source, {{"A", {lang::DataType::F64, {7}}}, {"G", {lang::DataType::F64, {6}}}});
+  lang::Program bound = testing::BindCase(c);
+  int relayouted = 0;
+  for (const char* cpu : {"znver3", "znver4", "skylake-avx512", "x86-64-v3", "x86-64-v2"}) {
+    compiler::LayoutChoice choice = compiler::ChooseLayouts(bound, hal::cpu::CpuHardwareModel(hal::cpu::NamedCpu(cpu)));
+    relayouted += !choice.why.empty();
+    std::set<std::string> defined(choice.program.inputs.begin(), choice.program.inputs.end());
+    for (const lang::Op& op : choice.program.ops) {
+      for (const std::string& t : lang::Reads(op))
+        EXPECT_TRUE(defined.count(t)) << cpu << ": " << t << " is read before it is written:\n"
+                                      << fmt::format("{}", fmt::join(choice.decisions, "\n"));
+      for (const std::string& t : lang::Writes(op)) defined.insert(t);
+    }
+    for (const std::string& o : choice.program.outputs) EXPECT_TRUE(defined.count(o)) << cpu << ": " << o;
+  }
+  EXPECT_GE(relayouted, 1) << "no CPU's model relayouts O: the case no longer tests the queued copy";
+  for (const char* name : {"llvm", "opencl"})
+    if (std::shared_ptr<hal::Device> device = testing::DeviceFor(name)) testing::CheckCase(device, c, {}, name);
 }
 
 }  // namespace
