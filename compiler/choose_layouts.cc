@@ -49,6 +49,43 @@ struct Channels {
   std::string var;  // the output channel's variable (co)
 };
 
+// A depthwise (grouped by one) contraction's channel: an output dimension
+// indexed by a variable alone that the weights (inputs without other output
+// variables) use, and that every data input indexes alone in one dimension,
+// its channel there (c in T[n, c, x, y] = +(D[n, c, x + i, y + j] * K[c, i, j])).
+// The batch n is no channel: no weights use it.
+Channels DepthwiseChannels(const ContractionOp& c, const std::set<std::string>& out_vars) {
+  Channels ch;
+  ch.in.assign(c.inputs.size(), -1);
+  for (size_t d = 0; d < c.output_index.size() && ch.out < 0; ++d) {
+    std::optional<std::string> v = SingleVar(c.output_index[d]);
+    if (!v) continue;
+    bool weights = false, ok = true;
+    std::vector<int> in(c.inputs.size(), -1);
+    for (size_t a = 0; a < c.inputs.size() && ok; ++a) {
+      std::set<std::string> vars = VarsOf(c.inputs[a]);
+      if (!vars.count(*v)) continue;
+      bool data = false;
+      for (const std::string& o : vars) data = data || (out_vars.count(o) && o != *v);
+      if (!data) {
+        weights = true;
+        continue;
+      }
+      int count = 0;
+      for (size_t k = 0; k < c.inputs[a].index.size(); ++k)
+        if (SingleVar(c.inputs[a].index[k]) == *v) in[a] = static_cast<int>(k), ++count;
+      for (const lang::Polynomial& p : c.inputs[a].index)
+        if (!SingleVar(p) && p.Coeff(*v) != lang::Rational(0)) ok = false;
+      ok = ok && count == 1 && c.inputs[a].index.size() == c.output_index.size();
+    }
+    if (!ok || !weights) continue;
+    ch.out = static_cast<int>(d);
+    ch.var = *v;
+    ch.in = std::move(in);
+  }
+  return ch;
+}
+
 Channels FindChannels(const ContractionOp& c) {
   Channels ch;
   ch.in.assign(c.inputs.size(), -1);
@@ -70,8 +107,8 @@ Channels FindChannels(const ContractionOp& c) {
       cvar = *v;
     }
   }
+  if (ch.out < 0) return DepthwiseChannels(c, out_vars);
   ch.var = cvar;
-  if (ch.out < 0) return ch;
   for (size_t a = 0; a < c.inputs.size(); ++a) {
     const auto& access = c.inputs[a];
     if (access.index.size() != c.output_index.size()) continue;

@@ -26,7 +26,10 @@
 // the best form without them. The channel dimension of the result is the
 // output dimension indexed by a variable alone that only inputs without
 // other output variables use (the weights' co); a data input's is its
-// dimension indexed by a reduction variable alone (ci). Outputs declared
+// dimension indexed by a reduction variable alone (ci). A depthwise
+// contraction (T[n, c, ..] = +(D[n, c, ..] * K[c, ..])) has the channel c:
+// indexed alone in the output, used by the weights, and indexed alone in
+// one dimension of each data input, its channel. Outputs declared
 // `any` that no contraction decides take the layout of an operand of the
 // same dimensions, else row-major.
 //

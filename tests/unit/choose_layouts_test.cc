@@ -247,5 +247,39 @@ TEST(ChooseLayouts, QueuedRelayoutKeepsItsSourceWritten) {
     if (std::shared_ptr<hal::Device> device = testing::DeviceFor(name)) testing::CheckCase(device, c, {}, name);
 }
 
+// A depthwise convolution has a channel too (c: alone in the output, used
+// by the weights, alone in one dimension of the data): after a convolution
+// whose result is channels-inner (mobilenet_v2's first layers), its free
+// result follows the data into channels-last and gets the vector form along
+// c, instead of staying NCHW with no vector form (scalar code).
+TEST(ChooseLayouts, DepthwiseFollowsItsDataChannelsInner) {
+  const char* source =
+      "function (D[N, C, H, W], K[C, KO, KH, KW], B[C, O1, O2]) -> (Y) {\n"
+      "  T[n, c, x, y : N, C, H, W] = +(D[n, c, x + i - 1, y + j - 1] * K[c, 0, i, j]), i < 3, j < 3;\n"
+      "  U = T + B;\n"
+      "  Y = (U < 0.0 ? 0.0 : U);\n"
+      "}\n";
+  for (const char* cpu : {"znver3", "znver4", "skylake-avx512"}) {
+    compiler::HardwareModel hw = hal::cpu::CpuHardwareModel(hal::cpu::NamedCpu(cpu));
+    Case c(source, {{"D", F32({1, 32, 56, 56})}, {"K", F32({32, 1, 3, 3})}, {"B", F32({32, 1, 1})}},
+           {{"D", "nhwc"}, {"Y", "any"}});
+    compiler::LayoutChoice choice = compiler::ChooseLayouts(testing::BindCase(c), hw);
+    EXPECT_EQ(choice.program.Tensor("Y").layout.name, "nhwc")
+        << cpu << ":\n" << fmt::format("{}", fmt::join(choice.decisions, "\n"));
+    EXPECT_TRUE(choice.why.empty()) << cpu << ": no relayout is needed";
+    // Row-major data: the depthwise stays NCHW (vectors along y), nothing moves.
+    Case plain(source, {{"D", F32({1, 32, 56, 56})}, {"K", F32({32, 1, 3, 3})}, {"B", F32({32, 1, 1})}},
+               {{"Y", "any"}});
+    EXPECT_TRUE(compiler::ChooseLayouts(testing::BindCase(plain), hw).program.Tensor("Y").layout.IsRowMajor(
+        {1, 32, 56, 56}))
+        << cpu;
+  }
+  // Sizes no block or vector divides, on both backends.
+  Case odd(source, {{"D", F32({2, 19, 13, 11})}, {"K", F32({19, 1, 3, 3})}, {"B", F32({19, 1, 1})}},
+           {{"D", "nhwc"}, {"Y", "any"}});
+  for (const char* name : {"llvm", "opencl"})
+    if (std::shared_ptr<hal::Device> device = testing::DeviceFor(name)) testing::CheckCase(device, odd, {}, name);
+}
+
 }  // namespace
 }  // namespace tilec
