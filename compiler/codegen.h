@@ -1,5 +1,6 @@
 // GenerateKernel: a kernel (kernel.h) with its tile -> a sem function and its
-// launch geometry. Stage 8 of DESIGN.md.
+// launch geometry. The pipeline's "plan" stage (docs/architecture.md, "The
+// pipeline"; the forms it chooses between: "Kernel forms").
 //
 // Contraction, elementwise and fill kernels follow the seed's structure
 // (gen_contraction.cc): work groups over output tiles; per-thread register

@@ -1,5 +1,6 @@
-// Lower: a bound Program -> a KernelPlan (kernel.h). Stage 4 of DESIGN.md:
-// kernel formation and elementwise fusion.
+// Lower: a bound Program -> a KernelPlan (kernel.h). The pipeline's "lower"
+// stage (docs/architecture.md, "The pipeline"): kernel formation and
+// elementwise fusion.
 #pragma once
 
 #include "compiler/kernel.h"
@@ -70,7 +71,7 @@ struct LowerOptions {
 //    the root of an elementwise or fill kernel, the tensor is first copied
 //    into a row-major temporary); a fused result must hold the root's
 //    padding; FlatContraction::padding marks the padding points, where the
-//    kernel stores 0 (the padding contract, docs/architecture.md);
+//    kernel stores 0 (the padding contract, docs/architecture.md, "Contracts");
 //  * with row_group_max_bytes > 0, runs of row reductions and elementwise
 //    ops over one row space become RowGroup kernels first (FuseRowGroups);
 //  * contractions with fractional index polynomials, whose output access

@@ -25,7 +25,7 @@
 //     floats 2.6 ms with the f64 tier alone, 1.5 ms with the f32 one (Zen 4).
 //
 // FastMath below gives the fast paths alone, for a run of calls that tests
-// their lanes once (docs/architecture.md, "Inline f32 erf, pow, exp, log and tanh").
+// their lanes once (docs/cpu-forms.md, "Inline f32 erf, pow, exp, log and tanh").
 //
 // Both take and return `float` or `<N x float>` values; half computes in
 // float (the caller converts), f64 keeps libmvec.
