@@ -83,7 +83,7 @@ struct KernelSpec {
   std::vector<std::string> inputs;
 
   // A relayout kernel that ChooseLayouts inserted: why ("why: estimated
-  // ... ms as-is, ... ms with relayouts ..."); printed by ToString.
+  // <t> ms as-is, <t> ms with relayouts ..."); printed by ToString.
   std::string why;
 };
 
