@@ -170,8 +170,9 @@ std::optional<Layout> KindLayout(Kind kind, const std::vector<int64_t>& dims, in
 // indexes alone (OIHW weights in MACE's image_conv_filter order Acdb4a,
 // OIhw8o): computed in another layout, the vector form would otherwise get
 // that block's 4 or 8 lanes, where plain weights are packed into panels of
-// whole vectors by Lower (conv 3x3 64->64 on 56x56 with Acdb4a weights:
-// 2.3 ms as-is, 0.75 ms computed in NHWC). nullopt otherwise.
+// whole vectors by Lower (bench/mace_images.py's "conv blocked buffers"
+// case, conv 3x3 64->64 on 56x56 with Acdb4a weights, runs several times
+// faster computed in NHWC). nullopt otherwise.
 std::optional<Layout> WeightsLayout(const ContractionOp::Access& access, const TensorDecl& t, const std::string& var,
                                     int channels) {
   if (channels >= 0 || var.empty()) return std::nullopt;

@@ -1,5 +1,6 @@
 // GenerateKernel: a kernel (kernel.h) with its tile -> a sem function and its
-// launch geometry. Stage 8 of DESIGN.md.
+// launch geometry. The pipeline's "plan" stage (docs/architecture.md, "The
+// pipeline"; the forms it chooses between: "Kernel forms").
 //
 // Contraction, elementwise and fill kernels follow the seed's structure
 // (gen_contraction.cc): work groups over output tiles; per-thread register
@@ -96,11 +97,10 @@ int64_t TotalL2Bytes(const HardwareModel& hw);
 // Whether every buffer `spec` reads or writes fits, all together, in half the
 // last-level cache (false where hw.l3_bytes is unknown). Then its results
 // stay cached, for its next run or the kernel that reads them, and
-// streaming stores would only send them to memory: measured on Zen 4 (32 MB
-// L3), Y = 2X + 1 over 6 MB 0.23 ms streamed vs 0.08 ms cached, batch norm
-// of 8x56x56x64 (6.4 MB each way) 0.245 vs 0.174 ms; where the buffers
-// take 24 MB (Y = A*B + C, 6 MB each) streaming still wins, 0.15-0.30 vs
-// 0.21-0.42 ms.
+// streaming stores would only send them to memory (bench/suite batch norm
+// n8 56x56 c64, 6.4 MB each way, is faster cached on a 32 MB L3); where the
+// buffers outgrow it (Y = A*B + C over three 6 MB inputs, 24 MB) streaming
+// still wins.
 bool FitsInHalfTheLastLevelCache(const KernelSpec& spec, const lang::Program& program, const HardwareModel& hw);
 // One distinct C identifier per flat index, from its Tile name.
 std::vector<std::string> IndexNames(const FlatContraction& flat);

@@ -1,6 +1,6 @@
 // The cost model: figures of one tile choice, and their score against a
-// hardware model. Pure functions; PlaidML's tile_opt.cc model (plaidml-notes
-// §2.6), reproducing the seed's log figures exactly.
+// hardware model. Pure functions; the model of PlaidML's tile_opt.cc,
+// reproducing the seed's log figures exactly.
 //
 // A tile gives each index a tile size 1 <= tile[i] <= range[i]. A work group
 // computes one tile of the output indices (indices with a nonzero output
@@ -60,7 +60,7 @@ TileScore ComputeScore(const TileStats& stats, const HardwareModel& hw);
 // threads, tile)) threads for coalesced stores, then threads are doubled one
 // index at a time (preferring tiles that stay evenly divided, then the least
 // threaded) until all threads are used or every tile is fully threaded.
-// PlaidML's OutPlan (plaidml-notes §2.8); the thread plan reuses it.
+// PlaidML's OutPlan; the thread plan reuses it.
 std::vector<int64_t> AssignOutputThreads(const FlatContraction& flat,
                                          const std::vector<int64_t>& tile, const HardwareModel& hw);
 

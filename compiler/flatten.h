@@ -1,4 +1,5 @@
-// Flatten: a bound contraction -> its flat table (flat.h). Stage 5 of DESIGN.md.
+// Flatten: a bound contraction -> its flat table (flat.h), called by Lower
+// (docs/architecture.md, "The pipeline").
 #pragma once
 
 #include <optional>

@@ -3,8 +3,9 @@
 //
 // The vector form needs an output index that moves by 1 through the input
 // too; a transpose has none, and the flat form reads or writes one side with
-// a large stride (6 GB/s on 2048 x 2048 f32, where each stride of 8 KB maps
-// to the same cache sets). This form copies W x W tiles through registers:
+// a large stride (on bench/suite transpose 2048x2048 each stride of 8 KB maps
+// to the same cache sets, far below the copy's bandwidth). This form copies
+// W x W tiles through registers:
 //
 //   * o: the output index with stride 1 in the output; n: the index with
 //     stride 1 in the input; each merged with the indices that continue it
@@ -20,9 +21,8 @@
 //     slow path with masked loads and stores, rows past the range skipped;
 //   * every other index is one value per work item (the launch grid: tiles
 //     along n fastest, so a core's consecutive tiles read on along the same
-//     W input rows; then o, then the rest: measured 13.6 vs 10.9 GB/s on
-//     2048 x 2048, 18.6 vs 13.4 GB/s on NCHW -> NHWC 8x64x56x56, loaded
-//     machine, against o fastest).
+//     W input rows; then o, then the rest: faster than o fastest on
+//     bench/suite transpose 2048x2048 and nchw>nhwc 8x64x56x56).
 //
 // Plain copies only: `=` without reductions, constraints, padding or
 // post-ops, or an elementwise identity `R = D` (a relayout between layouts),
@@ -169,9 +169,9 @@ class TransposeGen {
   // not aligned to vectors, every vector spans two cache lines, and the
   // tile next to it along the row completes those lines: within the work
   // item, while they are in L1, instead of a whole row of tiles later (the
-  // lines read or written twice from memory). Zen 4, 2 threads, loaded VM
-  // (best of 4 alternations): transpose 2047² 1.31 -> 0.87 ms, 2048² 0.71
-  // -> 0.64 ms, 1000 x 3000 0.33 -> 0.39 ms (within the noise).
+  // lines read or written twice from memory). This pays most on rows that
+  // are not aligned (a 2047 x 2047 transpose) and still on bench/suite
+  // transpose 2048x2048; bench/HISTORY.md has the figures.
   //
   // Where the output's rows alias (RowsAlias: W rows a power-of-two stride
   // apart land on fewer than W offsets within a 4 KB page, so on the same
@@ -179,12 +179,11 @@ class TransposeGen {
   // they are whole; instead a work item takes a column of up to 32 tiles
   // along o and one along n: it writes W output rows from start to end
   // (sequential streams) and reads one line from each of up to 512 input
-  // rows, and the next work item reads on along the same input rows.
-  // Zen 5 VM, 2 threads, medians of 30, 3 alternations: transpose 2048²
-  // 1.14 -> 0.60 ms, 2048 x 2050 1.15 -> 0.60 ms, 4096² 4.6 -> 3.25 ms,
-  // 4096 x 512 0.57 -> 0.23 ms, permute 021 of 64x256x256 0.50 -> 0.27 ms.
-  // Input rows that alias alone do not pay: 2050 x 2048 (the input's rows
-  // 8 KB apart) 0.66 ms either way, 0.67 -> 0.80 ms as columns of tiles.
+  // rows, and the next work item reads on along the same input rows. The
+  // cases that gain are bench/suite transpose 2048x2048 and permute 021
+  // 64x256x256 (output rows 8 KB and 1 KB apart). Input rows that alias
+  // alone (2050 x 2048, the input's rows 8 KB apart) gain nothing and lose
+  // as columns of tiles, so they keep the square blocks.
   void PlanTileBlocks() {
     aliasing_ = RowsAlias(flat_.output().strides[n_]);
     to_ = std::min<int64_t>(aliasing_ ? 32 : 8, Ceil(range_o_, w_));
@@ -212,10 +211,9 @@ class TransposeGen {
   // Whole tiles store whole aligned vectors; where the result is far larger
   // than the caches (a result above 4 times the L2 caches' total, a
   // temporary above 8 times), they are streaming stores that skip reading
-  // each line before writing it. Measured on a Zen 4 with 2 x 1 MB of L2:
-  // transpose 2048² f32 (16 MB) 1.73-2.08 -> 1.06-1.19 ms, permute 021 of
-  // 64x256x256 1.45 -> 0.77 ms; NCHW -> NHWC of 8x64x56x56 (6.4 MB, half
-  // of it still in L3 from the previous run) 5% slower streamed, so not.
+  // each line before writing it: bench/suite transpose 2048x2048 (16 MB)
+  // and permute 021 64x256x256 gain; nchw>nhwc 8x64x56x56 (6.4 MB, half of
+  // it still in L3 from the previous run) loses streamed, so it does not.
   bool StreamingStores() const {
     const FlatAccess& out = flat_.output();
     if (out.offset % w_ != 0) return false;
@@ -301,7 +299,9 @@ class TransposeGen {
     }
     // The transpose, as x86 does it in registers (and LLVM keeps: a network
     // of one-shuffle-per-lane stages was re-combined into ~160 vpermt2ps,
-    // 2-3x slower in L2). B: the lanes of one 128-bit block. First log2(B)
+    // all cross-lane, where this network needs 64 shuffles for a 16 x 16
+    // f32 tile, half of them in-lane; it ran several times slower, per
+    // bench/HISTORY.md). B: the lanes of one 128-bit block. First log2(B)
     // stages within blocks (unpcklps/unpckhps, then unpcklpd/unpckhpd for
     // f32), pairing rows g apart; then log2(W/B) stages of whole blocks
     // (vshuff32x4: the even blocks of two rows, then the odd ones), pairing

@@ -163,8 +163,8 @@ bool VecGen::Plan() {
   } else if (int64_t{nv_} * w_ < kElementwiseItem) {
     // Short vectors (a relayout into blocks of 4: NHWC -> MACE image order
     // abDc4d, nChw4c): a block of rows, so a work item moves enough
-    // elements to pay for itself (1 x 4 lanes per item: 10.8 GB/s on
-    // 8x56x56x64 f32; 4 x 4 lanes x 4 rows: see gen_vector.h).
+    // elements to pay for itself (kElementwiseItem in gen_vector.h:
+    // bench/workloads copy_nhwc.tile into abDc4d).
     for (int i : outs)
       if (flat_.indices[i].range >= 2 && !ConstrainedAlongP(i)) {
         p_ = i;
@@ -178,7 +178,7 @@ bool VecGen::Plan() {
     // that pads the range by at most 2%, else the one that pads least.
     // A vector input that moves with p is loaded afresh for every row:
     // keep room for two rows of it in flight (depthwise convolutions spill
-    // otherwise: measured 0.074 ms at 14 rows vs 0.046 ms at 7 on W5).
+    // otherwise: bench_peers W5 runs slower at 14 rows than at 7).
     int64_t regs = std::max<int64_t>(hw_.vector_registers, 8);
     int64_t reserve = 2;
     for (int a = 1; a <= flat_.num_inputs; ++a)
@@ -429,15 +429,13 @@ VectorBlock ChooseVectorBlock(const KernelSpec& spec, const lang::Program& progr
   // vectors along v and more rows; the one that loads least per
   // multiply-add ((vectors + rows) / (vectors * rows): a vector load per
   // vector, a broadcast per row), the more accumulators on a tie.
-  // f32 on AVX-512, Zen 5, tilec bench medians: a 3x3 convolution over
-  // 14x14x256 -> 256, 4 x 16 lanes x 7 rows (spilling) 0.68 ms -> 2 x 16 x
-  // 14 0.55 ms (batch 8: 5.46 -> 4.14 ms); over 4x224x224x64 -> 64 (4 x 7
-  // spills), 2 x 14 39.1-39.7 ms, 4 x 4 37.7-38.9 ms (4 x 6, padded 1.8%,
-  // 39.5 ms); over 7x7x512 -> 512 the spilling
-  // 4 x 7 stays (0.64-0.75 ms; 2 x 7, 14 accumulators, 0.79-0.96 ms). A
-  // clean widest block stays (1x1 over 56x56x64 -> 256: 4 x 4 rows 0.242
-  // ms, 2 x 14 0.249 ms), and so does one that nothing divides (matmul
-  // 1024^3: 4 x 6 rows 5.6 ms, 2 x 13 5.9-6.4 ms).
+  // The cases (f32 on AVX-512): bench/suite conv3x3 n1 14x14 256>256 and
+  // n8 (S1, S2) take 2 x 16 lanes x 14 rows instead of the spilling
+  // 4 x 16 x 7; bench_peers W3 (4x224x224x64 -> 64) takes 4 x 4 rows
+  // instead of the spilling 4 x 7 and of 2 x 14; over 7x7x512 -> 512 the
+  // spilling 4 x 7 stays (2 x 7 has only 14 accumulators). A clean widest
+  // block stays (conv1x1 n1 56x56 64>256, W6), and so does one that
+  // nothing divides (matmul 1024^3, W4). bench/HISTORY.md has the figures.
   if (rows > 0) return {kMaxVectors, rows};
   std::optional<VecGen::Block> widest = VecGen(spec, program, hw, 0).PlanBlock();
   if (!widest || !widest->comparable || widest->clean) return {};
@@ -487,11 +485,11 @@ void VecGen::TakeExactBlock() {
   // A block that divides the range exactly, one or two rows more than the
   // budget (every register but the broadcast's, which the FMAs then read
   // from memory), beats a padded one: 14 rows in 2 blocks of 7 instead of
-  // 3 shifted blocks of 5 (conv 3x3 on 14x14x256: 0.73 -> 0.68 ms). LLVM
+  // 3 shifted blocks of 5 (bench/suite conv3x3 n1 14x14 256>256). LLVM
   // keeps the broadcast in a register all the same, so one accumulator
   // spills around the innermost reduction loop: only worth it when that
-  // loop is long (256 channels), not over 3 input channels (conv 7x7/2 on
-  // 224x224x3: 7 rows 1.4-1.9 ms, 6 rows 1.2-1.35 ms on a Zen 4). Without
+  // loop is long (256 channels), not over 3 input channels (bench/suite
+  // conv7x7/2 n1 224x224 3>64 is slower at 7 rows than at 6). Without
   // a reduction there is no loop to spill around.
   if (p_ < 0 || exact_rows_max_ < exact_rows_min_) return;
   int64_t range_p = flat_.indices[p_].range;
@@ -522,8 +520,8 @@ bool VecGen::StreamingStores() const {
   // A temporary is read again by a later kernel of the run: it stays in
   // the caches unless it is far larger than they are. A result goes back
   // to the caller: above twice the L2 caches' total it would only push
-  // the inputs out of the last level (gelu erf 1024x3072, 12.5 MB written,
-  // 4 MB of L2: 1.70 -> 1.55 ms; tanh over 4M floats 3-7% faster), unless
+  // the inputs out of the last level (bench/suite gelu erf 1024x3072, 12.5
+  // MB written past 4 MB of L2, and tanh 4M gain from streaming), unless
   // the kernel's buffers all fit in half of that level together.
   return bytes > SaturatingMul(TotalL2Bytes(hw_), temporaries ? 8 : 2) &&
          !FitsInHalfTheLastLevelCache(spec_, program_, hw_);

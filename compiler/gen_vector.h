@@ -29,13 +29,15 @@ constexpr int kMaxVectors = 4;  // vectors per work item along v
 // Accumulators that keep the FMA units busy (their latency times their count).
 constexpr int64_t kMinAccumulators = 12;
 // Accumulators of a block that replaces a widest one that is not clean
-// (ChooseVectorBlock): a 4 x 4 block keeps 56x56 convolutions at 90-96% of
-// the FMA peak; 2 x 7 (14) instead of a spilling 4 x 7 over 7x7x512 -> 512
-// ran 0.79-0.96 ms against 0.64-0.75 ms.
+// (ChooseVectorBlock): a 4 x 4 block keeps the 56x56 convolutions (bench/suite
+// conv3x3 n1 56x56 64>64) near the FMA peak, while fewer accumulators leave
+// the FMA latency exposed: over 7x7x512 -> 512 a 2 x 7 block (14) loses to
+// the spilling 4 x 7 (bench/HISTORY.md).
 constexpr int64_t kCleanBlockAccumulators = 16;
 // Elements an elementwise work item moves at least, when its vectors are
-// short (blocks of rows; NHWC -> abDc4d on 8x56x56x64 f32: 1 x 4 lanes per
-// item 10.8 GB/s, 4 x 4 lanes x 4 rows 47 GB/s, llvm:cpu).
+// short (blocks of rows): one 4-lane vector per item leaves the copy bound by
+// the per-item overhead, not by memory (NHWC -> abDc4d, bench/workloads
+// copy_nhwc.tile at N=8).
 constexpr int64_t kElementwiseItem = 64;
 
 // Lanes of a vector of `dtype` (hw.vec_size counts f32 lanes), 2 to 16.

@@ -4,9 +4,10 @@
 // (a 3x3 convolution's weights for 64 output channels over 64 input
 // channels: 144 KB). When that panel is larger than L1, every block reads
 // it from L2 again, and the loads from L2 hold the multiply-adds back (the
-// register block of conv 3x3 64->64 alone, 4 rows x 4 vectors, in a C
-// microbenchmark on one core: 78% of the FMA peak with the panel in L2, 89%
-// with it in L1; in the compiled convolutions the chunks gained 4-5%). So a
+// 4 x 4 register block of conv 3x3 64->64 alone reaches a clearly smaller
+// share of the FMA peak with its panel in L2 than in L1; bench/suite
+// conv3x3 n1 56x56 64>64 is the compiled case, bench/HISTORY.md the
+// figures). So a
 // work item covers SB blocks of p and walks the reduction in chunks that fit
 // in half of L1:
 //
@@ -39,8 +40,8 @@ void VecGen::PlanColumnChunks() {
   // Short runs: a vector input whose VSpan elements along v are a run of at
   // most 512 bytes, the innermost reduction stepping past it, far larger
   // than the caches (4 times the L2 total, as the transpose form's streaming
-  // stores: global average pooling of 8x28x28x256, 6.4 MB, ran 5% slower
-  // chunked) and read once.
+  // stores: below that the input stays cached between runs and chunking only
+  // adds work, as on bench/suite global avg pool n8 28x28 c256) and read once.
   int last = static_cast<int>(reductions_.size()) - 1;
   int r = reductions_[last];
   bool short_runs = false;
@@ -55,10 +56,11 @@ void VecGen::PlanColumnChunks() {
   }
   if (!short_runs) return;
   // Chunks of 4 to 16 steps (8 where it divides): the innermost levels that
-  // make so many, or a split of the innermost one. Measured on a column sum
-  // of 4096 x 4096 f32 in C (2 threads, Zen 4): strips of 1024 columns in
-  // chunks of 8 rows 38.7 GB/s, of 16 rows 33, of 64 rows 22.6; one strip
-  // of 64 columns over all rows (no chunks) 20.5; a plain row sum 37.
+  // make so many, or a split of the innermost one. Short chunks of long
+  // strips read whole row pieces at about the rate of a row sum; long chunks
+  // and one narrow strip over all rows fall back towards the rate of the
+  // scattered 256-byte runs (a C model of bench/suite column sum 4096x4096;
+  // bench/HISTORY.md has the sweep).
   auto steps = [&](int from) {
     int64_t n = 1;
     for (int k = from; k <= last; ++k) n = SaturatingMul(n, flat_.indices[reductions_[k]].range);
@@ -141,10 +143,11 @@ void VecGen::PlanChunks() {
   }
   // A chunk must be long enough to pay for loading and storing the block's
   // accumulators around it: 2 vector moves per accumulator against one FMA
-  // per step. At 21 steps (conv 7x7/2 over 3 channels, chunks of one kernel
-  // row) the chunked kernel ran 1.36 ms against 1.04 ms unchunked, at 37
-  // (matmul 333^3, k in 9 chunks) 0.37 against 0.345 ms; at 96 (conv 3x3
-  // 32->32 nChw16c, chunks of one kh) chunking still gains 2-3% (Zen 4).
+  // per step. Below kMinChunkSteps the moves cost more than the panel's L1
+  // hits save: at 21 steps (bench/suite conv7x7/2 n1 224x224 3>64, chunks of
+  // one kernel row) and at 37 (matmul 333^3, k in 9 chunks) the unchunked
+  // kernel is faster; at 96 (conv 3x3 32->32 nChw16c, bench_peers L4, chunks
+  // of one kh) chunking still gains.
   if (chunk_bytes_ / step < kMinChunkSteps) {
     chunk_levels_ = 0, chunk_split_ = 0, chunk_bytes_ = 0;
     return;

@@ -166,7 +166,7 @@ Stmt VecGen::Reduce(int first) {
                               : Compute(true, first);
   // Work items away from the border (where no bounding constraint cuts a
   // loop short) run the fast path over constant ranges, which LLVM unrolls
-  // when they are short (depthwise 3x3 on 112x112x32: 0.053 -> 0.045 ms).
+  // when they are short (bench/suite depthwise3x3 n1 112x112 c32, W5).
   Expr interior = BoundsInterior(first);
   if (!interior) return bounded;
   if (fast) interior = And(interior, fast);
@@ -273,7 +273,8 @@ Stmt VecGen::Compute(bool checks, int first, bool whole_ranges) {
   int last = static_cast<int>(reductions_.size()) - 1;
   // The body is a register block already: unrolled (LLVM unrolls a loop of
   // 3 input channels whole), the loads of every iteration are scheduled
-  // together and spill (conv 7x7/2 on 3 channels: 2.4 ms unrolled vs 1.2 ms).
+  // together and spill (bench/suite conv7x7/2 n1 224x224 3>64 runs about
+  // twice as long unrolled).
   bool no_unroll = int64_t{pb_} * nv_ >= 8;
   auto loops = [&](int from, int to, Stmt inner) {
     return ReductionLoops(from, to, std::move(inner), no_unroll, whole_ranges);
@@ -386,8 +387,9 @@ namespace {
 // for (hal/llvm/inline_math.h emits f32 exp, log, pow, erf and tanh inline; the
 // rest, and all of f64, call libmvec). A call clobbers every vector
 // register, so the vectors of such an epilogue stay one after the other:
-// interleaved, each call spilled the others' values (GELU's tanh 0.85 ->
-// 1.9 ms).
+// interleaved, each call spilled the others' values (GELU's tanh, when it
+// was a libmvec call, more than doubled its time: bench/suite
+// gelu(x+bias) 1024x3072).
 bool NoLibraryCalls(const std::vector<lang::ElementwiseOp>& ops) {
   using lang::ElemFn;
   for (const lang::ElementwiseOp& op : ops) {
@@ -466,7 +468,7 @@ Stmt VecGen::Epilogue(int pp, const std::vector<Expr>& tails) {
     // Each operation on every vector before the next operation: the vectors'
     // independent chains (an exp then a log, each tens of cycles deep) sit
     // side by side in the code, where an out-of-order core overlaps them
-    // (softplus over 8M floats 2.56 -> 2.24 ms on a Zen 4).
+    // (bench/suite log(1+exp(x)) 8M).
     std::vector<Env> envs(static_cast<size_t>(nv_));
     for (int vv = 0; vv < nv_; ++vv) start(envs[vv], vv, 0);
     for (const lang::ElementwiseOp& op : flat_.post_ops)

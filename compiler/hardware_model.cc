@@ -13,7 +13,7 @@ bool IsPowerOfTwo(int64_t v) { return v > 0 && (v & (v - 1)) == 0; }
 
 }  // namespace
 
-// The ranges follow PlaidML's settings::Validate (plaidml-notes §2.7) where it
+// The ranges follow PlaidML's settings::Validate where it
 // has one; the rest reject values no real device has and that would make the
 // cost model divide by zero or search an empty space.
 void HardwareModel::Validate() const {

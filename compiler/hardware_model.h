@@ -3,8 +3,8 @@
 // Filled by a backend from its device (hal/opencl from clGetDeviceInfo, hal/llvm
 // from the host CPU) or set by hand (tests, the seed's example hardware). The
 // cost model (cost_model.h) is a pure function of a flat contraction, a tile
-// and this struct. Field meanings follow PlaidML's HardwareSettings
-// (plaidml-notes §2.7) plus what a CPU target needs.
+// and this struct. Field meanings follow PlaidML's HardwareSettings plus
+// what a CPU target needs.
 #pragma once
 
 #include <array>

@@ -4,10 +4,11 @@
 // Batch norm, `Y = (X - Mean) / sqrt(Var + Eps) * Gamma + Beta` over NHWC
 // data, binds to ops in source order: `_T0 = X - Mean` (full size), then
 // `_T1 = Var + Eps`, `_T2 = sqrt(_T1)` (per channel), then the rest (full
-// size). Lower fuses forward from the first op, so `_T0` became a kernel of
-// its own (the division reads `_T2`, not computed yet): a full extra pass
-// over memory. And the division ran per element, where a per-channel
-// reciprocal and a multiply do.
+// size). Lower fuses forward from the first op, so without hoisting `_T0`
+// is a kernel of its own (the division reads `_T2`, not computed yet): a
+// full extra pass over memory (bench/suite batch norm n8 56x56 c64). And
+// the division would run per element, where a per-channel reciprocal and a
+// multiply do.
 #pragma once
 
 #include "tile_lang/program.h"

@@ -1,4 +1,5 @@
-// Kernels: form 4 of DESIGN.md — a bound program cut into kernels.
+// Kernels: the kernel plan, the IR between Lower and code generation
+// (docs/architecture.md, "The IRs") — a bound program cut into kernels.
 //
 // Lower (lower.h) turns a bound Program into a KernelPlan: an ordered list of
 // kernels, each reading and writing whole tensors in device buffers, plus the
@@ -82,7 +83,7 @@ struct KernelSpec {
   std::vector<std::string> inputs;
 
   // A relayout kernel that ChooseLayouts inserted: why ("why: estimated
-  // ... ms as-is, ... ms with relayouts ..."); printed by ToString.
+  // <t> ms as-is, <t> ms with relayouts ..."); printed by ToString.
   std::string why;
 };
 

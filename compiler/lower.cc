@@ -23,11 +23,10 @@ namespace {
 // that puts the vector dimension innermost (vector loads instead of
 // gathers) pays early; packing an input whose vector dimension is innermost
 // already into contiguous panels pays only where each element is used
-// very often, as the copy runs on every run (Zen 4, 2 cores, in place ->
-// packed: conv3x3 N=1 7x7 512->512, 49 uses, 1.01 -> 1.59 ms; 14x14
-// 256->256, 196 uses, 1.07 -> 1.41; matmul 256^3 0.177 -> 0.230, 384^3
-// 0.541 -> 0.686, 128x1024x1024 1.27 -> 1.77; 28x28 128->128, 784 uses,
-// 1.15 -> 1.09; 56x56 64->64, 3136 uses, 1.08 -> 1.06).
+// very often, as the copy runs on every run: with each weight used 196
+// times (bench/suite conv3x3 n1 14x14 256>256) packing loses, used 784
+// times (a 28x28 128->128 convolution) it starts to win, hence 512
+// (bench/HISTORY.md has the sweep over convolutions and matmuls).
 constexpr int64_t kCopyMinUses = 16;
 constexpr int64_t kPanelMinUses = 512;
 

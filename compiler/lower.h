@@ -1,5 +1,6 @@
-// Lower: a bound Program -> a KernelPlan (kernel.h). Stage 4 of DESIGN.md:
-// kernel formation and elementwise fusion.
+// Lower: a bound Program -> a KernelPlan (kernel.h). The pipeline's "lower"
+// stage (docs/architecture.md, "The pipeline"): kernel formation and
+// elementwise fusion.
 #pragma once
 
 #include "compiler/kernel.h"
@@ -28,8 +29,9 @@ struct LowerOptions {
   // that other output indices move too (a batch: B[b, k, n]), only when
   // what one panel walk reads (the input, or one batch of it) has at least
   // this many bytes: a smaller one is read fast enough in place, and the
-  // copy costs more than it saves (one core, N = 336: 0.382 ms packed vs
-  // 0.347 ms; N = 509: 1.34 vs 1.61 ms; batched 16x128^3: 0.50 vs 0.44 ms).
+  // copy costs more than it saves (bench/suite matmul 333^3 and batched
+  // matmul 16x128^3 are faster in place; matmul 509^3 (prime) gains from
+  // its padded panels).
   // CompileProgram: a quarter of L2 (512 KB on the 2 MB L2 of the test
   // machine: 333, 336 and the batches of 64 KB in place).
   int64_t padded_panel_min_bytes = 0;
@@ -70,7 +72,7 @@ struct LowerOptions {
 //    the root of an elementwise or fill kernel, the tensor is first copied
 //    into a row-major temporary); a fused result must hold the root's
 //    padding; FlatContraction::padding marks the padding points, where the
-//    kernel stores 0 (the padding contract, docs/architecture.md);
+//    kernel stores 0 (the padding contract, docs/architecture.md, "Contracts");
 //  * with row_group_max_bytes > 0, runs of row reductions and elementwise
 //    ops over one row space become RowGroup kernels first (FuseRowGroups);
 //  * contractions with fractional index polynomials, whose output access

@@ -6,7 +6,7 @@
 // they are merged into one dimension of the local buffer ("i_x", range
 // tile_x + tile_i - 1). Each merged dimension gets a local stride; strides are
 // assigned cumulatively and kept odd (a power-of-two bank count is then
-// coprime with every stride, avoiding bank conflicts). plaidml-notes §2.9.
+// coprime with every stride, avoiding bank conflicts), as PlaidML's read plan.
 //
 // A tile point idx (0 <= idx[i] < tile[i]) reads local element
 //     local_zero + sum_parts merged[p.merged].local_stride * p.scale * idx[p.index]

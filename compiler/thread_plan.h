@@ -1,5 +1,6 @@
-// PlanThreads: how a work group's threads and loops cover one tile. Stage 7
-// of DESIGN.md (with read_plan.h).
+// PlanThreads: how a work group's threads and loops cover one tile of a flat
+// kernel (with read_plan.h); part of the pipeline's "plan" stage
+// (docs/architecture.md, "The pipeline").
 //
 // Output indices (those the kernel's output moves along) are tiled across
 // work groups and split within a group into a thread part and a loop part:

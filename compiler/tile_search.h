@@ -1,7 +1,8 @@
-// SearchTiles: choose tile sizes for a flat contraction. Stage 6 of DESIGN.md.
+// SearchTiles: choose tile sizes for a flat contraction. The pipeline's
+// "tiles" stage (docs/architecture.md, "The pipeline").
 //
 // Candidates are scored by the cost model (cost_model.h). The default search
-// is PlaidML's (plaidml-notes §2.6): best-first from the all-ones tile,
+// is PlaidML's (TileOptimize in tile_opt.cc): best-first from the all-ones tile,
 // expanding the best unexpanded candidate by doubling each index in turn
 // (min(2*t, range)); candidates with a score <= 0 are not expanded. Every
 // tile it can reach has per-index sizes that are powers of two below the

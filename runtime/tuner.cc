@@ -233,8 +233,9 @@ class KernelTuner {
 
   // The search compares medians taken one after another; on a shared
   // machine the speed drifts between them (one free core or two), and the
-  // model's pick, timed first, looked up to 2x slower than candidates that
-  // are as fast or slower when timed side by side (bench/tuning, issue 12).
+  // model's pick, timed first, can look far slower than candidates that
+  // are as fast or slower when timed side by side (bench/tuning, issue 12;
+  // bench/HISTORY.md).
   // So the model's pick and the fastest other candidates are timed again in
   // turns (A B C A B C ...; each turn one untimed run, then a few timed
   // ones, so each keeps its data in cache), and the winner and both figures

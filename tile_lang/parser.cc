@@ -1,4 +1,4 @@
-// Recursive-descent parser for Tile (grammar: plaidml-notes §1.2), with
+// Recursive-descent parser for Tile (grammar: docs/language.md §11), with
 // precedence climbing for expressions (table: ast.h TILEC_BINARY_OPS).
 //
 // Two limits keep any input from exhausting the stack, here or in the

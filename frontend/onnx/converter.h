@@ -1,6 +1,7 @@
 // What an op converter sees: the node's inputs (their Tile names, shapes and,
 // when known at import time, their values), its attributes, and a writer for
-// Tile statements. Converters are registered in registry.cc.
+// Tile statements. Converters are registered in the lists of ops_*.cc
+// (ElementwiseConverters, …, below), which Registry() in graph.cc gathers.
 #pragma once
 
 #include <cstdint>

@@ -6,7 +6,7 @@
 //   m.constants     // the initializers, by Tile input name (constant inputs)
 //
 // Each ONNX node is turned into Tile statements by the converter registered
-// for its op type and the model's opset (registry.h); nodes whose inputs are
+// for its op type and the model's opset (Registry in graph.h); nodes whose inputs are
 // all known at import time (shape arithmetic, small constants) are folded
 // into constants by the reference evaluator; a BatchNormalization that
 // follows a Conv with constant weights is folded into them. Shapes are

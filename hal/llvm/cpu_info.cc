@@ -198,8 +198,8 @@ compiler::HardwareModel CpuHardwareModel(const CpuInfo& cpu) {
   hw.vec_size = cpu.avx512f ? 16 : cpu.avx2 ? 8 : 4;
   hw.vector_registers = cpu.avx512f ? 32 : 16;
   // Zen 4 runs each 512-bit operation as two 256-bit halves: 8-lane vectors
-  // reach the 16-lane FLOP rate (an nChw8c conv 20->20 on 56x56 in its own
-  // layout: 0.127 ms, against 0.131 ms for the same conv in NCHW with 16
+  // reach the 16-lane FLOP rate (bench_peers L6, an nChw8c conv 20->20 on
+  // 56x56 in its own layout, keeps pace with the same conv in NCHW with 16
   // lanes along w). Zen 5 and Intel's AVX-512 cores have full-width units.
   hw.half_vector_rate = cpu.avx512f && cpu.llvm_name == "znver4" ? 1.0 : 0.5;
   // Accumulators: a register file's worth of f32 lanes (4 bytes each).
@@ -215,8 +215,9 @@ compiler::HardwareModel CpuHardwareModel(const CpuInfo& cpu) {
   hw.goal_flops_per_byte = flops_per_cycle / 16.0;
   // Estimated times (cost_model.h EstimateTime): every core at an assumed
   // 3 GHz, and 10 GB/s of streaming bandwidth per core. Only the ratio
-  // matters (it decides whether a relayout pays); bench_machine measures
-  // both (bench/README.md: ~440 GFLOP/s and ~65 GB/s on the quiet 2-core host).
+  // matters (it decides whether a relayout pays); bench_machine
+  // (bench/suite/machine.cc) measures both, and bench/README.md has its
+  // figures for the project's host.
   hw.peak_gflops = flops_per_cycle * 3.0 * static_cast<double>(hw.compute_units);
   hw.mem_bandwidth_gbs = 10.0 * static_cast<double>(hw.compute_units);
   hw.has_fma = cpu.fma;

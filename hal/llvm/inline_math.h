@@ -1,17 +1,20 @@
 // Inline math for the llvm:cpu backend: f32 builtins that Tilec emits as
 // LLVM IR instead of calling libmvec (vector_math.h), where libmvec's variant
-// is what bounds a kernel: erf, pow, exp, log and tanh (below; softmax 1024²
-// 0.26–0.32 -> 0.18 ms and sigmoid 8M 1.71 -> 1.26–1.35 ms with the inline
-// exp, GELU (tanh form) 1024×3072 0.85–0.95 -> 0.66 ms with the inline tanh).
+// is what bounds a kernel: erf, pow, exp, log and tanh (below). A libmvec
+// call clobbers every vector register and hides its chain from the
+// scheduler; inline, the bench/suite cases softmax 1024x1024, sigmoid 8M
+// (exp), gelu(x+bias) 1024x3072 (tanh), gelu erf 1024x3072 (erf),
+// pow+sqrt bcast 2048x2048 (pow) and log(1+exp(x)) 8M (exp, log) gain.
 //
 //   - erf: two polynomials chosen per lane, no division (x·P(x²) below 1,
 //     1 − C(|x| − m) up to 3.92, then ±1). Coefficients from
 //     scripts/fit_erf.py, which also measures the f32 evaluation: at most
-//     2 ULP against the correctly rounded erf. GELU (erf form) on 1024×3072
-//     floats: 1.13 ms with libmvec's erff (10 ns per 16 lanes here), 0.80 ms
-//     inline. On 16-lane AVX-512 vectors instead: one degree-5 polynomial
-//     per interval of width 1/4, coefficients looked up by vpermps
-//     (scripts/fit_erf_table.py, also 2 ULP): GELU (erf) 0.75 -> 0.46–0.50 ms.
+//     2 ULP against the correctly rounded erf (libmvec's erff: 4). On
+//     16-lane AVX-512 vectors instead: one degree-5 polynomial per interval
+//     of width 1/4, coefficients looked up by vpermps
+//     (scripts/fit_erf_table.py, also 2 ULP): 5 FMAs and 6 permutes, which
+//     run beside the multipliers, against 18 FMAs (bench/suite gelu erf
+//     1024x3072).
 //   - pow: two tiers. The first runs in f32 lanes: log2 x = k + log2 m
 //     from the bits, log2 m = c0·s + s³·T(s²) with s = (m − 1)/(m + 1) and
 //     c0·s carried as pairs of floats, y·log2 x split the same way, then
@@ -21,11 +24,12 @@
 //     atanh series: every f32 is a normal f64), y·log2 x in f64, 2^z in f32,
 //     for x > 0 finite, y finite and |y·log2 x| < 126; a vector with a lane
 //     outside that takes the library call (`fallback`), which keeps every
-//     special case of C's powf exact. Within 2 ULP both; pow over 2048²
-//     floats 2.6 ms with the f64 tier alone, 1.5 ms with the f32 one (Zen 4).
+//     special case of C's powf exact. Within 2 ULP both; the f32 tier is
+//     what keeps bench/suite pow+sqrt bcast 2048x2048 fast, the f64 tier
+//     alone runs far slower.
 //
 // FastMath below gives the fast paths alone, for a run of calls that tests
-// their lanes once (docs/architecture.md, "Inline f32 erf, pow, exp, log and tanh").
+// their lanes once (docs/cpu-forms.md, "Inline f32 erf, pow, exp, log and tanh").
 //
 // Both take and return `float` or `<N x float>` values; half computes in
 // float (the caller converts), f64 keeps libmvec.

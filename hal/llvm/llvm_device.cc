@@ -33,8 +33,9 @@ constexpr size_t kAlignment = 64;  // a cache line, and an AVX-512 vector
 // Buffers of at least this size are aligned to it and asked for transparent
 // huge pages (Linux's default THP mode, `madvise`, gives them only to memory
 // that asks). A kernel streaming a 64 MB input walks 16384 small pages; in a
-// virtual machine every TLB miss is a two-level walk (row sum of 4096x4096:
-// 1.6 -> 1.2 ms in a C loop alone, bench/README.md).
+// virtual machine every TLB miss is a two-level walk (bench/suite row sum
+// 4096x4096 is memory-bound and gains; bench/README.md has the C loop's
+// figures).
 constexpr size_t kHugePage = size_t{2} << 20;
 
 class CpuBuffer final : public DeviceBuffer {
@@ -98,7 +99,8 @@ void CallKernel(GroupFn fn, void** args, int64_t first, int64_t last) {
 }
 
 // A launch this small runs on the calling thread alone: waking the pool's
-// workers and waiting for them costs more (5-20 us) than the kernel itself.
+// workers and waiting for them costs microseconds, more than the kernel
+// itself (bench/suite smoke gelu(x+bias) 13x37).
 // Both bounds must hold: few points, and little memory to move.
 constexpr int64_t kInlineWork = 64 * 1024;
 constexpr size_t kInlineBytes = 256 * 1024;
@@ -168,8 +170,9 @@ class CpuExecutable final : public Executable {
     std::atomic<int64_t> next{0};
     // A small grid (fewer than 16 groups per thread: global pooling's 8)
     // runs in fixed pieces of about 1/8 of a thread's share instead: its
-    // first guided pieces would be a quarter of the launch (measured 0.138
-    // vs 0.118 ms on global average pooling of 8x28x28x256).
+    // first guided pieces would be a quarter of the launch, and the thread
+    // that takes the second runs alone at the end (bench/suite global avg
+    // pool n8 28x28 c256).
     bool guided = total >= int64_t{chunks} * 16;
     int64_t fixed = std::max<int64_t>(1, total / (int64_t{chunks} * 8));
     if (chunks == 1) {

@@ -60,9 +60,9 @@ const Call* FastPathInit(const Stmt& s) {
 constexpr size_t kMaxFastBatch = 4;
 
 // Only pow is batched: its chain (~100 cycles deep) is what the out-of-order
-// window cannot overlap across vectors. exp's and log's are short enough;
-// batched, softplus (log(1 + exp(x)) over 8M floats) ran 2.33 ms against
-// 2.17 ms versioned alone (2.25 ms before either; Zen 4).
+// window cannot overlap across vectors. exp's and log's are short enough
+// that batching them only adds register pressure: bench/suite
+// log(1+exp(x)) 8M is slower batched than versioned alone.
 bool Batched(sem::CallFn fn) { return fn == CallFn::Pow; }
 
 // The end of the batch starting at `begin`: declarations initialized by
@@ -191,8 +191,8 @@ void FunctionLowering::Stmts(const std::vector<Stmt>& stmts) {
 // (inline_math.h) in one straight block, a row's pow calls batched in one
 // long vector (FastMathCalls) so that their dependency chains run
 // interleaved (one pow's chain is ~100 cycles deep, more than the
-// out-of-order window overlaps: pow + sqrt over 2048² floats 1.85 -> 1.61 ms
-// on Zen 4, with the series' reciprocal estimate); then one test of all
+// out-of-order window overlaps: bench/suite pow+sqrt bcast 2048x2048
+// gains); then one test of all
 // their lanes, and where one is outside, the run again with the exact paths
 // (the variables are fresh, their values free of side effects, so running it
 // twice is running it once), where a call whose own lanes all held takes its

@@ -19,7 +19,8 @@
 // functions and no AVX-512 variant, hence our own table. Accuracy: glibc
 // documents at most 4 ULP for its vector functions; tests/unit/
 // vector_math_test.cc measures every function against the scalar libm the
-// reference evaluator uses and asserts the bounds in docs/architecture.md.
+// reference evaluator uses and asserts the bounds in docs/cpu-forms.md
+// ("Vector math").
 // Sqrt, fabs, floor, ceil, round, fma and mad are vector instructions already
 // and are not in the table. Half computes in float (the caller converts).
 #pragma once

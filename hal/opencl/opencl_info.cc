@@ -15,7 +15,7 @@ namespace {
 // vendor driver is installed.
 constexpr cl_int kPlatformNotFoundKhr = -1001;
 
-// PlaidML's defaults for what OpenCL cannot tell (plaidml-notes §2.7).
+// PlaidML's defaults for what OpenCL cannot tell (its HardwareSettings).
 constexpr int64_t kDefaultMemWidth = 64;         // cache line when the device reports 0
 constexpr int64_t kDefaultMaxRegs = 16384;       // accumulator bytes per work group
 constexpr double kDefaultGoalFlopsPerByte = 50;  // roofline knee of PlaidML's OpenCL HAL

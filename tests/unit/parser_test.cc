@@ -314,7 +314,7 @@ TEST(ParserTest, StatementSpans) {
   EXPECT_EQ(f.body[1].assignment.value->span, (SourceSpan{{3, 7}, {3, 12}}));
 }
 
-// Every example line of plaidml-notes §1.7, wrapped in a function, parses
+// Every example line of PlaidML's Tile syntax examples, wrapped in a function, parses
 // to the tree its canonical printing shows.
 TEST(ParserTest, PlaidmlNotesExamples) {
   struct Case {

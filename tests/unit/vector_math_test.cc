@@ -5,7 +5,7 @@
 // library builtin in f32, f64 and f16: the largest error in ULPs over many
 // random inputs of the function's useful range, through explicit vectors
 // (all three variant widths) and through Tile programs against the reference
-// evaluator, within the bounds documented in docs/architecture.md.
+// evaluator, within the bounds documented in docs/cpu-forms.md.
 #include <gtest/gtest.h>
 
 #include <algorithm>
@@ -239,7 +239,7 @@ const Accuracy kAccuracy[] = {
 };
 
 // The bound glibc documents for libmvec, in ULPs of f32 or f64 against the
-// scalar libm the evaluator uses (docs/architecture.md lists the measured
+// scalar libm the evaluator uses (docs/cpu-forms.md lists the measured
 // maxima: 1 to 4); half results are within 1 ULP of half. f32 erf and pow
 // and exp are Tilec's own (inline_math.h): within 2 ULP of the correctly
 // rounded value, so within 3 of glibc's scalar erff, powf and expf
