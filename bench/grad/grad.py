@@ -33,6 +33,8 @@ Run with /usr/bin/python3 (numpy, torch). `--smoke`: tiny shapes,
 correctness only (ctest: bench_grad_smoke). See bench/README.md.
 """
 import argparse
+import ctypes
+import ctypes.util
 import json
 import os
 import re
@@ -115,6 +117,38 @@ def plain(name, tile, out, shapes, fwd, wrt, smoke=False):
                 out_to_torch=torch.from_numpy, grad_back=lambda _, g: g, smoke=smoke)
 
 
+# OpenBLAS through its C ABI (Debian's libopenblas), a peer of the matmul rows
+# (Debian's PyTorch 1.13 multiplies with its generic BLAS, not OpenBLAS).
+def load_openblas():
+    for name in ("libopenblas.so.0", ctypes.util.find_library("openblas")):
+        try:
+            return ctypes.CDLL(name) if name else None
+        except OSError:
+            pass
+    return None
+
+
+OPENBLAS = load_openblas()
+ROW_MAJOR, NO_TRANS, TRANS = 101, 111, 112
+
+
+def matmul_grad_blas(wrt, arrays, incoming):
+    """The matmul's gradient in `wrt` with one cblas_sgemm: A_grad = C_grad B^T, B_grad = A^T C_grad."""
+    a, b, g = arrays["A"], arrays["B"], arrays[incoming]
+    (m, k), n = a.shape, b.shape[1]
+    f = lambda x: x.ctypes.data_as(ctypes.POINTER(ctypes.c_float))  # noqa: E731
+    one, zero = ctypes.c_float(1), ctypes.c_float(0)
+    if wrt == "A":
+        out = np.empty((m, k), np.float32)
+        call = lambda: OPENBLAS.cblas_sgemm(ROW_MAJOR, NO_TRANS, TRANS, m, k, n, one, f(g), n, f(b), n, zero,  # noqa: E731
+                                            f(out), k)
+    else:
+        out = np.empty((k, n), np.float32)
+        call = lambda: OPENBLAS.cblas_sgemm(ROW_MAJOR, TRANS, NO_TRANS, k, n, m, one, f(a), k, f(g), n, zero,  # noqa: E731
+                                            f(out), n)
+    return call, out
+
+
 def maxpool(name, n, hw, c, smoke=False):
     return dict(name=name, tile="bench/suite/maxpool_3x3_s2.tile", out="O", shapes={"I": [n, hw, hw, c]},
                 wrt=["I"], to_torch=lambda a: {"I": nhwc_to_torch(a["I"])},
@@ -133,8 +167,8 @@ CASES = [
     # recomputed by Tilec's gradient program (a forward convolution)
     conv("W1+relu conv3x3 n1 56x56 64", 1, 56, 64, 64, 3, relu=True),
     conv("W2+relu conv3x3 n8 56x56 64", 8, 56, 64, 64, 3, relu=True),
-    plain("matmul 1024^3", "bench/suite/matmul.tile", "C", {"A": [1024, 1024], "B": [1024, 1024]},
-          lambda t: t["A"] @ t["B"], ["A", "B"]),
+    dict(plain("matmul 1024^3", "bench/suite/matmul.tile", "C", {"A": [1024, 1024], "B": [1024, 1024]},
+               lambda t: t["A"] @ t["B"], ["A", "B"]), blas=True),
     maxpool("maxpool 3x3/2 n8 56x56 c64", 8, 56, 64),
     plain("softmax 1024x1024", "bench/suite/softmax.tile", "Y", {"X": [1024, 1024]},
           lambda t: torch.softmax(t["X"], 1), ["X"]),
@@ -145,8 +179,8 @@ SMOKE = [
     conv("smoke conv1x1 n1 6x6 4>9", 1, 6, 4, 9, 1, smoke=True),
     conv("smoke conv3x3/2 n1 9x9 3>4", 1, 9, 3, 4, 3, stride=2, smoke=True),
     conv("smoke conv3x3+relu n1 7x7 4", 1, 7, 4, 4, 3, relu=True, smoke=True),
-    plain("smoke matmul 13x17x11", "bench/suite/matmul.tile", "C", {"A": [13, 17], "B": [17, 11]},
-          lambda t: t["A"] @ t["B"], ["A", "B"], smoke=True),
+    dict(plain("smoke matmul 13x17x11", "bench/suite/matmul.tile", "C", {"A": [13, 17], "B": [17, 11]},
+               lambda t: t["A"] @ t["B"], ["A", "B"], smoke=True), blas=True),
     maxpool("smoke maxpool 3x3/2 n2 10x10 c3", 2, 10, 3, smoke=True),
     plain("smoke softmax 5x19", "bench/suite/softmax.tile", "Y", {"X": [5, 19]},
           lambda t: torch.softmax(t["X"], 1), ["X"], smoke=True),
@@ -303,6 +337,10 @@ def check_row(tilec, build, case, wrt, tmp):
     arrays = make_arrays(shapes, 7)
     want = TorchGrad(case, wrt, arrays, incoming).result()
     errs = {"tilec": rel_err(tilec_run(tilec, prog, arrays, wrt + "_grad", tmp), want)}
+    if case.get("blas") and OPENBLAS is not None:
+        call, out = matmul_grad_blas(wrt, arrays, incoming)
+        call()
+        errs["openblas"] = rel_err(out, want)
     if "onednn" in case and os.path.exists(os.path.join(build, "bench", "bench_onednn")):
         for wei in ("any", "hwio"):
             out = os.path.join(tmp, "onednn_out.npy")
@@ -329,6 +367,8 @@ def main():
     args = ap.parse_args()
     tilec = args.tilec or os.path.join(args.build, "tools", "tilec")
     torch.set_num_threads(args.threads)
+    if OPENBLAS is not None:
+        OPENBLAS.openblas_set_num_threads(args.threads)
     if args.quick:
         args.runs, args.warmup, args.rounds = 3, 1, 1
     cases = SMOKE if args.smoke else CASES
@@ -354,9 +394,9 @@ def main():
               "ratio = median of the rounds' best peer / Tilec (> 1: Tilec faster); min r = fastest runs' "
               "ratio; torch f+b: PyTorch's forward + backward (not a peer: for the rows whose Tilec "
               "program recomputes forward values)\n" % (args.rounds, args.runs))
-        head = "%-30s %-3s %9s %9s %9s %9s %9s %-10s %6s %6s %8s %s" % (
-            "case", "wrt", "tilec ms", "dnn any", "dnn hwio", "torch ms", "torch f+b", "best peer", "ratio",
-            "min r", "rel err", "oneDNN impl (any / hwio)")
+        head = "%-30s %-3s %9s %9s %9s %9s %9s %9s %-11s %6s %6s %8s %s" % (
+            "case", "wrt", "tilec ms", "dnn any", "dnn hwio", "openblas", "torch ms", "torch f+b", "best peer",
+            "ratio", "min r", "rel err", "oneDNN impl (any / hwio)")
         print(head)
         print("-" * len(head))
         for c in cases:
@@ -379,6 +419,9 @@ def main():
                     sides.setdefault("torch", []).append(median_ms(tg.backward, args.runs, args.warmup))
                     sides.setdefault("torch f+b", []).append(
                         median_ms(tg.forward_backward, args.runs, args.warmup))
+                    if "openblas" in errs:
+                        call, _ = matmul_grad_blas(wrt, arrays, incoming)
+                        sides.setdefault("openblas", []).append(median_ms(call, args.runs, args.warmup))
                     if "onednn any" in errs:
                         for wei in ("any", "hwio"):
                             r = onednn(args.build, c, wrt, incoming, wei, tmp, args.runs, args.warmup,
@@ -395,8 +438,9 @@ def main():
                            tilec_kernels=len(tj.get("kernels", [])), compile_ms=tj.get("compile_ms"))
                 rows.append(row)
                 fmt_ms = lambda s: "%9.3f" % med[s] if s in med else "%9s" % "-"  # noqa: E731
-                print("%-30s %-3s %s %s %s %s %s %-10s %6.2f %6.2f %8.1g %s" % (
-                    c["name"], wrt, fmt_ms("tilec"), fmt_ms("onednn any"), fmt_ms("onednn hwio"), fmt_ms("torch"),
+                print("%-30s %-3s %s %s %s %s %s %s %-11s %6.2f %6.2f %8.1g %s" % (
+                    c["name"], wrt, fmt_ms("tilec"), fmt_ms("onednn any"), fmt_ms("onednn hwio"),
+                    fmt_ms("openblas"), fmt_ms("torch"),
                     fmt_ms("torch f+b"), best, ratio, min_r, errs["tilec"],
                     " / ".join(impl.get(w, "") for w in ("any", "hwio")) if impl else ""))
                 sys.stdout.flush()
