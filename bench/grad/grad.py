@@ -135,7 +135,7 @@ def plain(name, tile, out, shapes, fwd, wrt, smoke=False):
 
 
 # OpenBLAS through its C ABI (Debian's libopenblas), a peer of the matmul rows
-# (Debian's PyTorch 1.13 multiplies with its generic BLAS, not OpenBLAS).
+# (Debian's PyTorch 1.13 calls the system's libblas.so.3, OpenBLAS's too).
 def load_openblas():
     for name in ("libopenblas.so.0", ctypes.util.find_library("openblas")):
         try:
