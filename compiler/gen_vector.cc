@@ -224,8 +224,8 @@ bool VecGen::Plan() {
   // A constraint on reductions and grid indices alone (a padded blocked
   // channel reduced over: 16 * c/16 + c%16 <= 19; a "same" convolution's
   // padding along the rows the grid walks: 0 <= x + i - 1) bounds the loop
-  // of its last reduction with coefficient +-1 instead of guarding: the grid
-  // indices are fixed in a work item.
+  // of its last reduction instead of guarding: the grid indices are fixed in
+  // a work item (any coefficient k: the bound is rounded, ReductionLoops).
   bound_inner_.assign(flat_.constraints.size(), -1);
   // Reductions in a constraint with an output index (the padding of a
   // convolution: short loops, guarded or bounded per work item) go outermost.
@@ -266,7 +266,10 @@ bool VecGen::Plan() {
         reductions_only &= out_strides[i] == 0 || grid;
         if (out_strides[i] != 0) continue;
         last = std::max(last, level[i]);
-        if (Abs(lhs[i]) == 1 && (inner < 0 || level[i] > level[inner])) inner = i;
+        // Any coefficient: a strided window's gather (a strided convolution's
+        // backward data, 2 * x - i <= 1 with i on the grid) bounds x to the
+        // one or two taps that exist instead of guarding all of its range.
+        if (inner < 0 || level[i] > level[inner]) inner = i;
       }
       int want = !give_up && reductions_only && inner >= 0 && level[inner] == last ? inner : -1;
       if (want != bound_inner_[c]) {

@@ -339,11 +339,19 @@ Stmt VecGen::ReductionLoops(int from, int to, Stmt inner, bool no_unroll_last, b
         Expr rest = I(0);
         for (int i = 0; i < flat_.num_indices(); ++i)
           if (i != r && c.lhs[i] != 0) rest = rest + pos_[i] * c.lhs[i];
-        // +-r + rest <= rhs
-        if (c.lhs[r] > 0)
+        // k * r + rest <= rhs. |k| > 1 (a strided window): r <= floor((rhs -
+        // rest) / k), r >= ceil((rest - rhs) / |k|), the numerators clamped
+        // at 0 so that the index type's truncating division rounds the same
+        // way (below 0 the loop starts at 0 or is empty either way).
+        int64_t k = c.lhs[r];
+        if (k == 1)
           end = _Min(end, I(c.rhs + 1) - rest);
-        else
+        else if (k == -1)
           begin = _Max(begin, rest - I(c.rhs));
+        else if (k > 0)
+          end = _Min(end, _Max(I(c.rhs + k) - rest, I(0)) / k);
+        else
+          begin = _Max(begin, (_Max(rest - I(c.rhs), I(0)) + (-k - 1)) / (-k));
       }
       inner = _For(names_[r], begin, end, 1, inner);
     }

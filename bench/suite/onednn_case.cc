@@ -10,6 +10,11 @@
 // writes the output (row-major, the Tile program's layout) after the first
 // run. Ops and their keys (inputs by the Tile programs' names):
 //   conv      n h w ci co k stride pad dil relu depthwise  D (NHWC), K (HWIO, or [KH,KW,C])
+//   conv_bwd_data    n h w ci co k stride pad wei g  K (HWIO), G (g= renames: the gradient of the
+//                    conv's output, NHWC) -> the gradient of D (NHWC); weights in oneDNN's
+//                    choice (wei=any, the default; reordered once outside the timing) or hwio
+//   conv_bwd_weights n h w ci co k stride pad wei g  D (NHWC), G (NHWC) -> the gradient of K, in
+//                    oneDNN's choice (wei=any) or hwio; written HWIO by --out either way
 //   matmul    batch m n k bias gelu   A, B (a=, b= rename), Bias: C = A·B (+ Bias, GELU tanh)
 //   reduce    src dst alg (sum|mean)  X (x= renames): dims with 1 where reduced
 //   pool      n h w c k stride pad_r alg (max|avg)  I (NHWC)
@@ -151,6 +156,73 @@ Runner Conv(const Params& p, const Inputs& in) {
   return MakeRunner(s, "onednn conv", pd.impl_info_str());
 }
 
+// The geometry of a convolution case: NCHW-ordered dims for oneDNN (data
+// NHWC, weights HWIO as the Tile programs give them), strides and padding.
+struct ConvGeometry {
+  memory::dims src, dst, wei, strides, dil, pad_l, pad_r;
+};
+ConvGeometry Geometry(const Params& p) {
+  int64_t n = Int(p, "n"), h = Int(p, "h"), w = Int(p, "w"), ci = Int(p, "ci"), co = Int(p, "co", ci);
+  int64_t k = Int(p, "k"), stride = Int(p, "stride", 1), pad = Int(p, "pad", 0);
+  int64_t oh = Int(p, "oh", (h + 2 * pad - k) / stride + 1), ow = Int(p, "ow", (w + 2 * pad - k) / stride + 1);
+  int64_t pad_rh = (oh - 1) * stride + k - h - pad, pad_rw = (ow - 1) * stride + k - w - pad;
+  TILEC_CHECK(pad_rh >= 0 && pad_rw >= 0, "bench_onednn: conv output larger than its input allows");
+  return {{n, ci, h, w}, {n, co, oh, ow}, {co, ci, k, k}, {stride, stride}, {0, 0}, {pad, pad}, {pad_rh, pad_rw}};
+}
+
+// The forward primitive a backward one takes as its hint (forward_training).
+dnnl::convolution_forward::primitive_desc ForwardHint(const ConvGeometry& g, const memory::desc& wei,
+                                                      const dnnl::engine& engine) {
+  memory::desc src(g.src, Dt::f32, Tag::nhwc), dst(g.dst, Dt::f32, Tag::nhwc);
+  dnnl::convolution_forward::desc desc(prop_kind::forward_training, Alg::convolution_direct, src, wei, dst,
+                                       g.strides, g.dil, g.pad_l, g.pad_r);
+  return {desc, engine};
+}
+
+memory::desc WeightsMd(const Params& p, const ConvGeometry& g) {
+  std::string wei = Get(p, "wei", "any");
+  TILEC_CHECK(wei == "any" || wei == "hwio", "bench_onednn: wei={} (any or hwio)", wei);
+  return memory::desc(g.wei, Dt::f32, wei == "any" ? Tag::any : Tag::hwio);
+}
+
+// The gradient of the convolution's input D from the gradient of its output
+// (G) and the weights K: convolution_backward_data, NHWC in and out.
+Runner ConvBwdData(const Params& p, const Inputs& in) {
+  auto s = std::make_shared<State>();
+  ConvGeometry g = Geometry(p);
+  memory::desc wei = WeightsMd(p, g), wei_user(g.wei, Dt::f32, Tag::hwio);
+  memory::desc diff_src(g.src, Dt::f32, Tag::nhwc), diff_dst(g.dst, Dt::f32, Tag::nhwc);
+  dnnl::convolution_backward_data::desc desc(Alg::convolution_direct, diff_src, wei, diff_dst, g.strides, g.dil,
+                                             g.pad_l, g.pad_r);
+  dnnl::convolution_backward_data::primitive_desc pd(desc, s->engine, ForwardHint(g, wei, s->engine));
+  s->primitive = dnnl::convolution_backward_data(pd);
+  s->args[DNNL_ARG_DIFF_DST] = Place(*s, pd.diff_dst_desc(), diff_dst, Input(in, Get(p, "g", "G")));
+  s->args[DNNL_ARG_WEIGHTS] = Place(*s, pd.weights_desc(), wei_user, Input(in, "K"));
+  s->args[DNNL_ARG_DIFF_SRC] = memory(pd.diff_src_desc(), s->engine);
+  s->output_arg = DNNL_ARG_DIFF_SRC;
+  s->output_user = diff_src;
+  return MakeRunner(s, "onednn conv bwd data", pd.impl_info_str());
+}
+
+// The gradient of the weights K from the input D and the gradient of the
+// output (G): convolution_backward_weights (no bias), D and G NHWC.
+Runner ConvBwdWeights(const Params& p, const Inputs& in) {
+  auto s = std::make_shared<State>();
+  ConvGeometry g = Geometry(p);
+  memory::desc wei = WeightsMd(p, g), wei_user(g.wei, Dt::f32, Tag::hwio);
+  memory::desc src(g.src, Dt::f32, Tag::nhwc), diff_dst(g.dst, Dt::f32, Tag::nhwc);
+  dnnl::convolution_backward_weights::desc desc(Alg::convolution_direct, src, wei, diff_dst, g.strides, g.dil,
+                                                g.pad_l, g.pad_r);
+  dnnl::convolution_backward_weights::primitive_desc pd(desc, s->engine, ForwardHint(g, wei, s->engine));
+  s->primitive = dnnl::convolution_backward_weights(pd);
+  s->args[DNNL_ARG_SRC] = Place(*s, pd.src_desc(), src, Input(in, "D"));
+  s->args[DNNL_ARG_DIFF_DST] = Place(*s, pd.diff_dst_desc(), diff_dst, Input(in, Get(p, "g", "G")));
+  s->args[DNNL_ARG_DIFF_WEIGHTS] = memory(pd.diff_weights_desc(), s->engine);
+  s->output_arg = DNNL_ARG_DIFF_WEIGHTS;
+  s->output_user = wei_user;  // reordered to HWIO for --out, outside the timing
+  return MakeRunner(s, "onednn conv bwd weights", pd.impl_info_str());
+}
+
 // C = A·B, 2-D or batched, optionally + Bias[n] and a GELU (tanh) post-op.
 Runner Matmul(const Params& p, const Inputs& in) {
   auto s = std::make_shared<State>();
@@ -289,6 +361,8 @@ Runner BiasEltwise(const Params& p, const Inputs& in) {
 
 Runner Make(const std::string& op, const Params& p, const Inputs& in) {
   if (op == "conv") return Conv(p, in);
+  if (op == "conv_bwd_data") return ConvBwdData(p, in);
+  if (op == "conv_bwd_weights") return ConvBwdWeights(p, in);
   if (op == "matmul") return Matmul(p, in);
   if (op == "reduce") return Reduce(p, in);
   if (op == "pool") return Pool(p, in);

@@ -431,6 +431,40 @@ TEST_P(CpuForms, PoolingWindowsInTheVectorForm) {
   EXPECT_EQ(plans.find("(max)"), std::string::npos) << plans;
 }
 
+// A strided window's gather, the backward data of a strided convolution as
+// `tilec grad` derives it (D_grad[n, i, j, ci] = +(O_grad[n, x, y, co] *
+// K[i - 2 * x + 1, ...])): the constraints 2 * x - i <= 1 and i - 2 * x <= 1,
+// with i fixed in a work item, bound x's loop to the taps that exist (the
+// bounds divided by the stride, rounded) instead of guarding its whole range
+// (the bench/grad conv3x3/2 backward data, 56x56 64->128: 94 -> 6.5 ms).
+// Strides 2 and 3, against the evaluator on both devices.
+TEST_P(CpuForms, StridedGathersBoundTheirLoopsByTheStride) {
+  const char* stride2 = R"(function (K[KH, KW, CI, CO], G[N, OH, OW, CO]) -> (D) {
+  D[n, i, j, ci : N, 2 * OH, 2 * OW, CI] = +(G[n, x, y, co] * K[i - 2 * x + 1, j - 2 * y + 1, ci, co]);
+})";
+  const char* stride3 = R"(function (K[KH, KW, CI, CO], G[N, OH, OW, CO]) -> (D) {
+  D[n, i, j, ci : N, 3 * OH - 1, 3 * OW - 1, CI] = +(G[n, x, y, co] * K[i - 3 * x + 1, j - 3 * y + 1, ci, co]);
+})";
+  for (auto [source, stride] : {std::pair{stride2, 2}, {stride3, 3}}) {
+    for (auto [k, g] : {std::pair{std::vector<int64_t>{3, 3, 64, 128}, std::vector<int64_t>{1, 9, 7, 128}},
+                        {{3, 3, 37, 24}, {2, 7, 6, 24}}}) {
+      std::string name = fmt::format("stride {} K {}x{} G {}x{}x{}x{}", stride, k[2], k[3], g[0], g[1], g[2], g[3]);
+      auto device = Device();
+      compiler::CompileOptions o;
+      o.use_local = false;
+      auto program = testing::CheckCase(device, {source, {{"K", F32(k)}, {"G", F32(g)}}}, o,
+                                        fmt::format("{} on {}", name, GetParam()));
+      if (GetParam() != "llvm") continue;
+      std::string plans = testing::VectorPlans(*program);
+      EXPECT_NE(plans.find("Vector form"), std::string::npos) << name << "\n" << plans;
+      std::string sem = sem::Print(program->compiled().Module());
+      EXPECT_NE(sem.find(fmt::format("for (index x = max(0, ((max((i_0 - 1), 0) + {}) / {}))", stride - 1, stride)),
+                std::string::npos)
+          << name << "\n" << sem;
+    }
+  }
+}
+
 // A transpose whose result is far larger than the caches (16.8 MB, above 4
 // times the L2 caches' total, and with its input above half a 32 MB L3;
 // not streamed where the L3 is known to be larger) and whose rows keep vectors aligned (2048
