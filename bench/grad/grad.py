@@ -44,30 +44,10 @@ import sys
 import tempfile
 import time
 
-# The peers' buffers on transparent huge pages, as in bench/suite (Tilec's
-# runtime asks for its own): glibc's malloc tunable, set by executing this
-# script again before torch is loaded. --small-pages: not for them.
-# OpenBLAS (the matmul peer, and PyTorch's BLAS on Debian: libblas.so.3 is
-# OpenBLAS's) picks its kernels by CPU model, and Debian's 0.3.21 does not know
-# every CPU: on this VM's Sapphire Rapids ("Intel(R) Xeon(R) Processor") it chose
-# "Prescott" (SSE3), 95 ms for PyTorch's matmul backward at 1024^3 and 16 ms
-# with OPENBLAS_CORETYPE=SkylakeX. Unless it is set, it is set here from the
-# CPU's flags (AVX-512: SkylakeX, AVX2: Haswell); the header names the core.
-def _openblas_coretype():
-    try:
-        flags = next(line for line in open("/proc/cpuinfo") if line.startswith("flags")).split()
-    except (OSError, StopIteration):
-        return None
-    return "SkylakeX" if "avx512f" in flags else "Haswell" if "avx2" in flags else None
-
-
-_env = dict(os.environ)
-if "OPENBLAS_CORETYPE" not in _env and _openblas_coretype():
-    _env["OPENBLAS_CORETYPE"] = _openblas_coretype()
-if "--small-pages" not in sys.argv and "glibc.malloc.hugetlb" not in _env.get("GLIBC_TUNABLES", ""):
-    _env["GLIBC_TUNABLES"] = ":".join(filter(None, [_env.get("GLIBC_TUNABLES"), "glibc.malloc.hugetlb=1"]))
-if _env != os.environ:
-    os.execve(sys.executable, [sys.executable] + sys.argv, _env)
+# The peers' environment (huge pages, OpenBLAS's kernels): bench/peer_env.py.
+sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+import peer_env  # noqa: E402
+peer_env.reexec()
 
 import numpy as np
 import torch
@@ -341,10 +321,7 @@ def header(tilec, threads):
     lines.append("pytorch %s (%s kernels, oneDNN inside for convolutions), %d threads; oneDNN (bench_onednn) "
                  "%d threads, ISA in each row's impl" % (torch.__version__, cap.group(1) if cap else "?",
                                                          torch.get_num_threads(), threads))
-    if OPENBLAS is not None:
-        OPENBLAS.openblas_get_corename.restype = ctypes.c_char_p
-        lines.append("openblas core: %s (OPENBLAS_CORETYPE=%s; PyTorch's matmuls use it too)" % (
-            OPENBLAS.openblas_get_corename().decode(), os.environ.get("OPENBLAS_CORETYPE", "")))
+    lines.append(peer_env.describe(OPENBLAS))
     lines.append("load: %s" % subprocess.run(["uptime"], capture_output=True, text=True).stdout.strip())
     return "\n".join(lines)
 

@@ -32,6 +32,12 @@ import sys
 import tempfile
 import time
 
+# The peers' environment (huge pages, OpenBLAS's kernels for this CPU, which
+# Debian's PyTorch multiplies with): bench/peer_env.py.
+sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+import peer_env  # noqa: E402
+peer_env.reexec()
+
 HERE = os.path.dirname(os.path.abspath(__file__))
 MODELS = ["resnet18", "resnet50", "mobilenet_v2", "bert"]
 
@@ -113,6 +119,10 @@ def main():
                               str(args.threads)]).stdout)
     print(f"machine: FMA peak {machine['fma_gflops']:.1f} GFLOP/s ({machine['vector']}, {args.threads} threads); "
           f"load {os.getloadavg()[0]:.2f}")
+    import ctypes
+    import ctypes.util
+    blas = ctypes.util.find_library("openblas")
+    print(peer_env.describe(ctypes.CDLL(blas) if blas else None))
     rows = []
     tmp = tempfile.TemporaryDirectory(prefix="tilec_models_")
     header = (f"{'model':<13}{'batch':>5} {'rel err':>9} {'tilec ms':>9} {'eager ms':>9} {'jit ms':>9} "

@@ -28,14 +28,11 @@ import tempfile
 import time
 
 
-# Every side's large buffers on transparent huge pages, as Tilec's runtime
-# asks for its own (hal/llvm/llvm_device.cc): PyTorch's, OpenBLAS's and the
-# bandwidth probe's through glibc's malloc tunable, set by executing this
-# script again once (before torch is loaded). --small-pages: not for them.
-if "--small-pages" not in sys.argv and "glibc.malloc.hugetlb" not in os.environ.get("GLIBC_TUNABLES", ""):
-    _env = dict(os.environ)
-    _env["GLIBC_TUNABLES"] = ":".join(filter(None, [_env.get("GLIBC_TUNABLES"), "glibc.malloc.hugetlb=1"]))
-    os.execve(sys.executable, [sys.executable] + sys.argv, _env)
+# Every side's environment (huge pages, OpenBLAS's kernels for this CPU):
+# bench/peer_env.py, set by executing this script again before torch loads.
+sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+import peer_env  # noqa: E402
+peer_env.reexec()
 
 import ctypes
 import ctypes.util
@@ -510,6 +507,7 @@ def main():
               "load %s" % (m["fma_gflops"], m["vector"], m["threads"], m["stream_gbps"],
                            " ".join("%.1f" % x for x in os.getloadavg())))
         print("tilec plans for: %s" % tilec_cpu(tilec))
+        print(peer_env.describe(OPENBLAS))
         print("pages: Tilec's buffers ask for huge pages; the peers' and probes' %s"
               % ("too (glibc.malloc.hugetlb=1)" if "glibc.malloc.hugetlb=1" in os.environ.get("GLIBC_TUNABLES", "")
                  else "use small pages (--small-pages)"))
