@@ -1,5 +1,6 @@
-"""The environment the peers (PyTorch, OpenBLAS) are timed in, shared by the
-benchmark scripts (bench/suite, bench/models, bench/grad).
+"""The environment the peers (PyTorch, OpenBLAS) are timed in, and the helpers
+that load and time them, shared by the benchmark scripts (bench/suite,
+bench/models, bench/grad).
 
   * Large buffers on transparent huge pages, as Tilec's runtime asks for its
     own (hal/llvm/llvm_device.cc): glibc's malloc tunable. --small-pages: not.
@@ -15,8 +16,11 @@ Both are read when the libraries load, so the script executes itself again
 once with them set (call `reexec()` before importing torch).
 """
 import ctypes
+import ctypes.util
 import os
+import statistics
 import sys
+import time
 
 
 def openblas_coretype():
@@ -50,3 +54,43 @@ def describe(openblas=None):
             pass
     return "openblas core: %s (OPENBLAS_CORETYPE=%s; Debian's PyTorch multiplies with it too)" % (
         core, os.environ.get("OPENBLAS_CORETYPE", "unset"))
+
+
+def load_openblas():
+    """OpenBLAS through its C ABI (Debian's libopenblas), or None."""
+    for name in ("libopenblas.so.0", ctypes.util.find_library("openblas")):
+        try:
+            return ctypes.CDLL(name) if name else None
+        except OSError:
+            pass
+    return None
+
+
+def median_ms(fn, runs, warmup, warm_s=0.3):
+    """(median, min) of `runs` timed calls after `warmup` calls and at least `warm_s`
+    seconds of calls: the peers' OpenMP workers sleep while tilec runs, and on
+    a loaded machine the first parallel regions after that wait for a core
+    (measured: 72 ms instead of 0.5 ms per conv)."""
+    start = time.perf_counter()
+    i = 0
+    while i < warmup or time.perf_counter() - start < warm_s:
+        fn()
+        i += 1
+    times = []
+    for _ in range(runs):
+        start = time.perf_counter()
+        fn()
+        times.append((time.perf_counter() - start) * 1e3)
+    return statistics.median(times), min(times)
+
+
+def rel_err(got, want):
+    """Normwise relative error max|got - want| / max|want| (inf on a size mismatch)."""
+    import numpy as np
+    got, want = np.asarray(got, np.float64).reshape(-1), np.asarray(want, np.float64).reshape(-1)
+    if got.size != want.size:
+        return float("inf")
+    scale = np.max(np.abs(want))
+    if scale == 0 or not np.all(np.isfinite(got)):
+        return float("inf")
+    return float(np.max(np.abs(got - want)) / scale)

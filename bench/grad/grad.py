@@ -34,7 +34,6 @@ correctness only (ctest: bench_grad_smoke). See bench/README.md.
 """
 import argparse
 import ctypes
-import ctypes.util
 import json
 import os
 import re
@@ -116,16 +115,7 @@ def plain(name, tile, out, shapes, fwd, wrt, smoke=False):
 
 # OpenBLAS through its C ABI (Debian's libopenblas), a peer of the matmul rows
 # (Debian's PyTorch 1.13 calls the system's libblas.so.3, OpenBLAS's too).
-def load_openblas():
-    for name in ("libopenblas.so.0", ctypes.util.find_library("openblas")):
-        try:
-            return ctypes.CDLL(name) if name else None
-        except OSError:
-            pass
-    return None
-
-
-OPENBLAS = load_openblas()
+OPENBLAS = peer_env.load_openblas()
 ROW_MAJOR, NO_TRANS, TRANS = 101, 111, 112
 
 
@@ -255,20 +245,6 @@ class TorchGrad:
         return self.case["grad_back"](self.wrt, self.backward()).contiguous().numpy()
 
 
-def median_ms(fn, runs, warmup):
-    start = time.perf_counter()
-    i = 0
-    while i < warmup or time.perf_counter() - start < WARM_S:
-        fn()
-        i += 1
-    times = []
-    for _ in range(runs):
-        t0 = time.perf_counter()
-        fn()
-        times.append((time.perf_counter() - t0) * 1e3)
-    return statistics.median(times), min(times)
-
-
 def onednn(build, case, wrt, incoming, wei, tmp, runs, warmup, threads, out_path=None):
     """bench_onednn's backward primitive of a convolution row: its JSON (median_ms, min_ms, impl)."""
     exe = os.path.join(build, "bench", "bench_onednn")
@@ -283,17 +259,6 @@ def onednn(build, case, wrt, incoming, wei, tmp, runs, warmup, threads, out_path
     else:
         time.sleep(PAUSE_S)
     return json.loads(subprocess.run(cmd, check=True, capture_output=True, text=True).stdout)
-
-
-def rel_err(got, want):
-    """Normwise relative error max|got - want| / max|want| (inf on a shape mismatch)."""
-    got, want = np.asarray(got, np.float64).reshape(-1), np.asarray(want, np.float64).reshape(-1)
-    if got.size != want.size:
-        return float("inf")
-    scale = np.max(np.abs(want))
-    if scale == 0 or not np.all(np.isfinite(got)):
-        return float("inf")
-    return float(np.max(np.abs(got - want)) / scale)
 
 
 # --- The machine ----------------------------------------------------------------
@@ -334,16 +299,16 @@ def check_row(tilec, build, case, wrt, tmp):
     prog, shapes, incoming, _ = derive(tilec, case, wrt, tmp)
     arrays = make_arrays(shapes, 7)
     want = TorchGrad(case, wrt, arrays, incoming).result()
-    errs = {"tilec": rel_err(tilec_run(tilec, prog, arrays, wrt + "_grad", tmp), want)}
+    errs = {"tilec": peer_env.rel_err(tilec_run(tilec, prog, arrays, wrt + "_grad", tmp), want)}
     if case.get("blas") and OPENBLAS is not None:
         call, out = matmul_grad_blas(wrt, arrays, incoming)
         call()
-        errs["openblas"] = rel_err(out, want)
+        errs["openblas"] = peer_env.rel_err(out, want)
     if "onednn" in case and os.path.exists(os.path.join(build, "bench", "bench_onednn")):
         for wei in ("any", "hwio"):
             out = os.path.join(tmp, "onednn_out.npy")
             onednn(build, case, wrt, incoming, wei, tmp, 1, 0, 1, out_path=out)
-            errs["onednn " + wei] = rel_err(np.load(out), want)
+            errs["onednn " + wei] = peer_env.rel_err(np.load(out), want)
     return prog, shapes, incoming, errs
 
 
@@ -414,13 +379,13 @@ def main():
                 for _ in range(args.rounds):
                     tj = tilec_bench(tilec, prog, shapes, constants, args.runs, args.warmup)
                     sides.setdefault("tilec", []).append((tj["median_ms"], tj["min_ms"]))
-                    sides.setdefault("torch", []).append(median_ms(tg.backward, args.runs, args.warmup))
+                    sides.setdefault("torch", []).append(peer_env.median_ms(tg.backward, args.runs, args.warmup, WARM_S))
                     sides.setdefault("torch f+b", []).append(
-                        median_ms(tg.forward_backward, args.runs, args.warmup))
+                        peer_env.median_ms(tg.forward_backward, args.runs, args.warmup, WARM_S))
                     if "openblas" in errs:
                         call, _ = matmul_grad_blas(wrt, arrays, incoming)
                         time.sleep(PAUSE_S)  # PyTorch's OpenMP workers would take a core from OpenBLAS's
-                        sides.setdefault("openblas", []).append(median_ms(call, args.runs, args.warmup))
+                        sides.setdefault("openblas", []).append(peer_env.median_ms(call, args.runs, args.warmup, WARM_S))
                     if "onednn any" in errs:
                         for wei in ("any", "hwio"):
                             r = onednn(args.build, c, wrt, incoming, wei, tmp, args.runs, args.warmup,

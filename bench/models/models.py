@@ -119,10 +119,7 @@ def main():
                               str(args.threads)]).stdout)
     print(f"machine: FMA peak {machine['fma_gflops']:.1f} GFLOP/s ({machine['vector']}, {args.threads} threads); "
           f"load {os.getloadavg()[0]:.2f}")
-    import ctypes
-    import ctypes.util
-    blas = ctypes.util.find_library("openblas")
-    print(peer_env.describe(ctypes.CDLL(blas) if blas else None))
+    print(peer_env.describe(peer_env.load_openblas()))
     rows = []
     tmp = tempfile.TemporaryDirectory(prefix="tilec_models_")
     header = (f"{'model':<13}{'batch':>5} {'rel err':>9} {'tilec ms':>9} {'eager ms':>9} {'jit ms':>9} "

@@ -35,7 +35,6 @@ import peer_env  # noqa: E402
 peer_env.reexec()
 
 import ctypes
-import ctypes.util
 
 import numpy as np
 import torch
@@ -112,16 +111,7 @@ def conv(name, n, hw, ci, co, k, kind="same", relu=False):
 
 
 # OpenBLAS through its C ABI (Debian's libopenblas), for the matmul cases.
-def load_openblas():
-    for name in ("libopenblas.so.0", ctypes.util.find_library("openblas")):
-        try:
-            return ctypes.CDLL(name) if name else None
-        except OSError:
-            pass
-    return None
-
-
-OPENBLAS = load_openblas()
+OPENBLAS = peer_env.load_openblas()
 ROW_MAJOR, NO_TRANS = 101, 111
 
 
@@ -320,18 +310,7 @@ def check(tilec, case, tmp):
         want = case.get("want", case["peer"])(torch_inputs(case, arrays))
         want = want.contiguous().numpy().astype(np.float64)
     case["_want"] = want  # the oneDNN peer is checked against it (time_onednn)
-    return rel_err(got, want)
-
-
-def rel_err(got, want):
-    """Normwise relative error max|got - want| / max|want|."""
-    if got.size != want.size:
-        return float("inf")
-    got, want = got.reshape(-1), want.reshape(-1)
-    scale = np.max(np.abs(want))
-    if scale == 0 or not np.all(np.isfinite(got)):
-        return float("inf")
-    return float(np.max(np.abs(got - want)) / scale)
+    return peer_env.rel_err(got, want)
 
 
 # Seconds to wait before timing a tilec binary. The peers (PyTorch, OpenBLAS)
@@ -367,34 +346,16 @@ def time_tilec(tilec, case, runs, warmup, constants=True):
     return json.loads(r.stdout)
 
 
-def median_ms(fn, runs, warmup, warm_s=WARM_S):
-    """(median, min) of `runs` timed calls after `warmup` calls and at least `warm_s`
-    seconds of calls: the peers' OpenMP workers sleep while tilec runs, and on
-    a loaded machine the first parallel regions after that wait for a core
-    (measured: 72 ms instead of 0.5 ms per conv)."""
-    start = time.perf_counter()
-    i = 0
-    while i < warmup or time.perf_counter() - start < warm_s:
-        fn()
-        i += 1
-    times = []
-    for _ in range(runs):
-        start = time.perf_counter()
-        fn()
-        times.append((time.perf_counter() - start) * 1e3)
-    return statistics.median(times), min(times)
-
-
 def time_peers(case, runs, warmup):
     """{peer name: (median ms, min ms)}: PyTorch, and OpenBLAS for the BLAS cases."""
     arrays = make_inputs(case, 1)
     t = torch_inputs(case, arrays)
     with torch.no_grad():
-        out = {"pytorch": median_ms(lambda: case["peer"](t), runs, warmup)}
+        out = {"pytorch": peer_env.median_ms(lambda: case["peer"](t), runs, warmup, WARM_S)}
     if OPENBLAS is not None and case.get("blas") == "gemm":
-        out["openblas"] = median_ms(lambda: openblas_sgemm(arrays["A"], arrays["B"]), runs, warmup)
+        out["openblas"] = peer_env.median_ms(lambda: openblas_sgemm(arrays["A"], arrays["B"]), runs, warmup, WARM_S)
     if OPENBLAS is not None and case.get("blas") == "gemv":
-        out["openblas"] = median_ms(lambda: openblas_sgemv(arrays["A"], arrays["X"]), runs, warmup)
+        out["openblas"] = peer_env.median_ms(lambda: openblas_sgemv(arrays["A"], arrays["X"]), runs, warmup, WARM_S)
     return out
 
 
@@ -413,7 +374,7 @@ def time_onednn(build, case, tmp, runs, warmup, threads):
     cmd += ["--out", out_path, "--runs", str(runs), "--warmup", str(warmup), "--threads", str(threads)]
     time.sleep(TILEC_PAUSE_S)  # as for tilec: PyTorch's workers spin for a while
     r = json.loads(subprocess.run(cmd, check=True, capture_output=True, text=True).stdout)
-    err = rel_err(np.load(out_path).astype(np.float64), case["_want"])
+    err = peer_env.rel_err(np.load(out_path).astype(np.float64), case["_want"])
     return r["median_ms"], r["min_ms"], err, r["impl"]
 
 
