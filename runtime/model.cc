@@ -2,6 +2,8 @@
 
 #include <fmt/format.h>
 
+#include <algorithm>
+
 #include "runtime/host_view.h"
 #include "support/error.h"
 #include "tile_lang/binder.h"
@@ -62,7 +64,14 @@ std::map<std::string, lang::Tensor> Model::Run(const std::map<std::string, lang:
   }
   program_.RunOn(in_views, out_views, stats);
   std::map<std::string, lang::Tensor> out;
-  for (const auto& o : imported_->outputs) out[o.onnx_name] = results.at(o.tile_name);
+  // Moved, not copied, unless two graph outputs name one tensor.
+  const auto& outputs = imported_->outputs;
+  for (size_t i = 0; i < outputs.size(); ++i) {
+    bool again = std::any_of(outputs.begin() + i + 1, outputs.end(),
+                             [&](const auto& later) { return later.tile_name == outputs[i].tile_name; });
+    lang::Tensor& t = results.at(outputs[i].tile_name);
+    out[outputs[i].onnx_name] = again ? t : std::move(t);
+  }
   return out;
 }
 
