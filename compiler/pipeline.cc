@@ -5,8 +5,8 @@
 #include <algorithm>
 #include <chrono>
 
-#include "compiler/hoist_invariants.h"
-#include "compiler/kernel_signature.h"
+#include "compiler/passes/hoist_invariants.h"
+#include "compiler/ir/kernel_signature.h"
 #include "compiler/sem/printer.h"
 #include "compiler/sem/simplify.h"
 #include "compiler/sem/verify.h"

@@ -2,10 +2,10 @@
 // with their launch geometry), as one readable list of stages in
 // pipeline.cc:
 //
-//   Lower        ChooseLayouts (layouts chosen, relayouts   choose_layouts.h
-//                inserted), then program -> kernels (fusion) kernel.h / lower.h
-//   SearchTiles  per flat kernel: ranked tile candidates   tile_search.h
-//   Generate     per kernel: thread and read plans, sem    codegen.h
+//   Lower        ChooseLayouts (layouts chosen, relayouts   passes/choose_layouts.h
+//                inserted), then program -> kernels (fusion) ir/kernel.h / passes/lower.h
+//   SearchTiles  per flat kernel: ranked tile candidates   schedule/tile_search.h
+//   Generate     per kernel: thread and read plans, sem    forms/forms.h
 //   Simplify     per kernel: the sem simplifier            sem/simplify.h
 //   Verify       per kernel: sem::Verify                   sem/verify.h
 //
@@ -20,12 +20,12 @@
 #include <string>
 #include <vector>
 
-#include "compiler/choose_layouts.h"
-#include "compiler/codegen.h"
-#include "compiler/hardware_model.h"
-#include "compiler/kernel.h"
-#include "compiler/lower.h"
-#include "compiler/tile_search.h"
+#include "compiler/passes/choose_layouts.h"
+#include "compiler/forms/forms.h"
+#include "compiler/schedule/hardware_model.h"
+#include "compiler/ir/kernel.h"
+#include "compiler/passes/lower.h"
+#include "compiler/schedule/tile_search.h"
 #include "tile_lang/program.h"
 
 namespace tilec::compiler {
@@ -52,7 +52,7 @@ struct CompileOptions {
   HardwareModel hw;
   LowerOptions lower;
   // Layout choice for `any` outputs and temporaries, and relayouts where a
-  // kernel is much faster in another layout (choose_layouts.h).
+  // kernel is much faster in another layout (passes/choose_layouts.h).
   ChooseLayoutsOptions layouts;
   // Tile search for every flat kernel (forced_tile is ignored here: use
   // forced_tiles, which names the kernel).
@@ -63,7 +63,7 @@ struct CompileOptions {
   std::map<std::string, int> candidate_rank;
   // Stage input tiles in local memory; default: hw.local_memory_managed.
   std::optional<bool> use_local;
-  // Without local staging, use the vector form (gen_vector.cc) for the
+  // Without local staging, use the vector form (forms/vector.cc) for the
   // kernels that fit it; off: the flat generator for every kernel.
   bool vectorize = true;
   // Vector form: force the register block's rows (autotuning); 0: automatic.
@@ -76,7 +76,7 @@ struct CompileOptions {
   // candidates; takes precedence over forced_tiles, candidate_rank and tuned.
   // A tile that does not fit the kernel is a UserError.
   std::map<std::string, KernelConfig> kernel_config;
-  // Tuned configurations by kernel signature hash (kernel_signature.h), their
+  // Tuned configurations by kernel signature hash (ir/kernel_signature.h), their
   // tiles in the signature's canonical index order (FromCanonical), applied to every kernel with that signature unless forced_tiles,
   // candidate_rank or kernel_config name it. A tile that does not fit is
   // ignored. nullopt: runtime::Program::Compile fills it from the process's

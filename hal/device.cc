@@ -2,7 +2,7 @@
 // host CPU through LLVM ("llvm:cpu", always present) and the OpenCL devices.
 #include <fmt/format.h>
 
-#include "compiler/hardware_model.h"
+#include "compiler/schedule/hardware_model.h"
 #include "hal/hal.h"
 #include "hal/llvm/llvm_device.h"
 #include "hal/opencl/opencl_backend.h"

@@ -16,7 +16,7 @@
 #include <string>
 #include <vector>
 
-#include "compiler/hardware_model.h"
+#include "compiler/schedule/hardware_model.h"
 #include "compiler/pipeline.h"
 #include "compiler/sem/ir.h"
 #include "hal/kernel_cache.h"

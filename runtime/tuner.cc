@@ -11,11 +11,11 @@
 #include <set>
 #include <thread>
 
-#include "compiler/cost_model.h"
-#include "compiler/kernel_signature.h"
+#include "compiler/schedule/cost_model.h"
+#include "compiler/ir/kernel_signature.h"
 #include "compiler/sem/printer.h"
-#include "compiler/thread_plan.h"
-#include "compiler/tile_search.h"
+#include "compiler/schedule/thread_plan.h"
+#include "compiler/schedule/tile_search.h"
 #include "runtime/program.h"
 #include "runtime/settings.h"
 #include "support/error.h"

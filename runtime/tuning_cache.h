@@ -11,7 +11,7 @@
 //    "median_ms": 0.21, "model_ms": 0.25, "flops": 340200,
 //    "trials": [{"config": {…}, "median_ms": …, "min_ms": …, "max_ms": …,
 //                "ok": true, "note": "", "model_score": 0.8}, …]}
-// A record belongs to a kernel signature (compiler/kernel_signature.h), a
+// A record belongs to a kernel signature (compiler/ir/kernel_signature.h), a
 // device fingerprint (DeviceFingerprint) and Tilec's version; the file is an
 // append-only log in which the last record of a (signature, device, version)
 // wins. Lines that do not parse are skipped, and so are records of another

@@ -213,7 +213,7 @@ compiler::HardwareModel CpuHardwareModel(const CpuInfo& cpu) {
   // tile must reuse each line this many flops' worth to be compute-bound.
   double flops_per_cycle = 2.0 * static_cast<double>(hw.vec_size) * (cpu.fma ? 2.0 : 1.0);
   hw.goal_flops_per_byte = flops_per_cycle / 16.0;
-  // Estimated times (cost_model.h EstimateTime): every core at an assumed
+  // Estimated times (schedule/cost_model.h EstimateTime): every core at an assumed
   // 3 GHz, and 10 GB/s of streaming bandwidth per core. Only the ratio
   // matters (it decides whether a relayout pays); bench_machine
   // (bench/suite/machine.cc) measures both, and bench/README.md has its

@@ -12,7 +12,7 @@
 #include <string>
 #include <vector>
 
-#include "compiler/hardware_model.h"
+#include "compiler/schedule/hardware_model.h"
 
 namespace tilec::hal::cpu {
 

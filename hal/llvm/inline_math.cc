@@ -17,7 +17,7 @@
 namespace tilec::hal::cpu {
 namespace {
 
-// scripts/fit_erf.py: erf(x) = x·P(x²) for |x| < 1, and 1 − C(min(|x|, 3.92) − m)
+// hal/llvm/fit/fit_erf.py: erf(x) = x·P(x²) for |x| < 1, and 1 − C(min(|x|, 3.92) − m)
 // above, C fitting erfc on [1, 3.92]; max 2 ULP in f32 over 500,000 inputs.
 constexpr float kErfSmall[] = {1.1283791065216064f,    -0.3761262595653534f,
                                0.1128358542919159f,    -0.026853816583752632f,
@@ -30,7 +30,7 @@ constexpr float kErfcBig[] = {
     0.0003016773844137788f,  -5.166768096387386e-05f, -2.5421042664675042e-05f,
     9.12467839953024e-06f};
 constexpr float kErfcBigMiddle = 2.4600000381469727f;
-// scripts/fit_erf_table.py: erf on [k/4, (k + 1)/4) as Σ_j kErfTable[j][k]·u^j,
+// hal/llvm/fit/fit_erf_table.py: erf on [k/4, (k + 1)/4) as Σ_j kErfTable[j][k]·u^j,
 // u = 4x − k; interval 0 (c0 = 0) for relative error, max 2 ULP in f32 over
 // 500,000 inputs. One row is one zmm register: a lane's coefficient is a vpermps.
 constexpr float kErfTable[6][16] = {
@@ -62,7 +62,7 @@ constexpr float kErfTable[6][16] = {
 constexpr float kErfSplit = 1.0f;
 constexpr float kErfOne = 3.92f;  // erfc(3.92) < 2^-25: erf rounds to ±1 from here
 
-// scripts/fit_tanh.py: expm1(r) = r + r²·M(r) for |r| ≤ ln(2)/2 (relative
+// hal/llvm/fit/fit_tanh.py: expm1(r) = r + r²·M(r) for |r| ≤ ln(2)/2 (relative
 // error 1.3e-8); tanh rounds to ±1 in f32 from |x| = 9.01 on.
 constexpr float kTanhExpm1[] = {0.4999999701976776f, 0.1666654348373413f, 0.04166720062494278f,
                                 0.008366488851606846f, 0.0013882432831451297f};
@@ -101,7 +101,7 @@ std::vector<double> Log2SeriesCoefficients() {
   return c;
 }
 
-// scripts/fit_exp_log.py: e^r = 1 + r·E(r) for |r| ≤ ln(2)/2 and
+// hal/llvm/fit/fit_exp_log.py: e^r = 1 + r·E(r) for |r| ≤ ln(2)/2 and
 // 2^f = 1 + f·X(f) for |f| ≤ ½ (relative error 2^-29 each; the constant 1
 // makes e^0 and 2^0 exact), and the tail of log2 m = c0·s + s³·T(s²) for
 // s² ≤ 0.0295 (relative error 2^-30 of log2 m).
@@ -119,7 +119,7 @@ llvm::Value* Exp2OfFraction(llvm::IRBuilder<>& b, llvm::Value* f) {
   return OnePlus(b, kExp2F, std::size(kExp2F), f);
 }
 
-// scripts/fit_log_table.py: log on 16-lane AVX-512 vectors, x = 2^k·z with
+// hal/llvm/fit/fit_log_table.py: log on 16-lane AVX-512 vectors, x = 2^k·z with
 // z in [0.699, 1.398) (bits − 0x3F330000), 16 intervals of z by the next
 // four bits; c ≈ 1/centre (1 exactly on the interval holding 1), −log c
 // within 1.1e-12 of its f32 value, log1p(r) = r + r²·P(r) for r in
@@ -138,7 +138,7 @@ constexpr float kLog1pP[] = {
     -0.4999999701976776f, 0.33333370089530945f, -0.25017884373664856f, 0.19942410290241241f};
 constexpr uint32_t kLogTableOffset = 0x3F330000u;
 
-// scripts/fit_pow_table.py: pow on whole 16-lane AVX-512 vectors. x = 2^k·m,
+// hal/llvm/fit/fit_pow_table.py: pow on whole 16-lane AVX-512 vectors. x = 2^k·m,
 // m in [0.75, 1.5) (bits − 0x3F400000), 32 intervals of m by the next five
 // bits; c has at most 7 significant bits, so r = m·c − 1 is exact (the
 // script checks every m), and c = 1 on the two intervals beside m = 1;
@@ -482,7 +482,7 @@ namespace {
 
 // pow's first tier on whole 16-lane AVX-512 vectors: log2 x = k + T + log2(1 + r)
 // with r = m·c − 1 exact and T = −log2 c looked up for m's interval, 2^z =
-// 2^(j/32)·2^g·2^n with 2^(j/32) looked up (scripts/fit_pow_table.py); T + r/ln 2,
+// 2^(j/32)·2^g·2^n with 2^(j/32) looked up (hal/llvm/fit/fit_pow_table.py); T + r/ln 2,
 // y·k and y·log2 m are f32 pairs. No division: 17 multiply-adds and five
 // vpermi2ps where PowBySeries spends 24 and a division. Holds for x in
 // [0.75·2^-125, 1.5·2^125), y finite, |y·log2 m| ≤ 16 and |y·log2 x| ≤ 125.
@@ -500,7 +500,7 @@ FastMath PowByTable(llvm::IRBuilder<>& b, llvm::Value* x, llvm::Value* y) {
   llvm::Value* index = b.CreateLShr(t, i(18));  // the interval: its low five bits
   llvm::Value* m = b.CreateBitCast(b.CreateAdd(b.CreateAnd(t, i(0x7FFFFFu)), i(kPowTableOffset)), fty);
   llvm::Value* r = Fma(b, m, Lookup32(b, kPowC, index), f(-1.0));  // exact
-  // T + r·c0_hi as a pair (Fast2Sum: |T| ≥ |r·c0_hi| or T = 0, fit_pow_table.py
+  // T + r·c0_hi as a pair (Fast2Sum: |T| ≥ |r·c0_hi| or T = 0, hal/llvm/fit/fit_pow_table.py
   // checks), the rest of log2(1 + r) in `lo`: r·(c0_lo + r·Q(r)).
   llvm::Value* p = b.CreateFMul(r, f(c0_hi));
   llvm::Value* p_lo = Fma(b, r, f(c0_hi), b.CreateFNeg(p));
@@ -552,7 +552,7 @@ FastMath PowByTable(llvm::IRBuilder<>& b, llvm::Value* x, llvm::Value* y) {
 // error near 2^-24 while |y·log2 m| ≤ 8 (the tail's 2^-30 times 8).
 // Returns the value and the lanes it holds for: x normal and finite, y
 // finite, |y·log2 m| ≤ 8 and |n| ≤ 125 (a normal result). 2^f and T are
-// scripts/fit_exp_log.py's.
+// hal/llvm/fit/fit_exp_log.py's.
 FastMath PowBySeries(llvm::IRBuilder<>& b, llvm::Value* x, llvm::Value* y) {
   llvm::Type* fty = x->getType();
   auto f = [&](double v) { return llvm::ConstantFP::get(fty, v); };

@@ -8,11 +8,11 @@
 //
 //   - erf: two polynomials chosen per lane, no division (x·P(x²) below 1,
 //     1 − C(|x| − m) up to 3.92, then ±1). Coefficients from
-//     scripts/fit_erf.py, which also measures the f32 evaluation: at most
+//     hal/llvm/fit/fit_erf.py, which also measures the f32 evaluation: at most
 //     2 ULP against the correctly rounded erf (libmvec's erff: 4). On
 //     16-lane AVX-512 vectors instead: one degree-5 polynomial per interval
 //     of width 1/4, coefficients looked up by vpermps
-//     (scripts/fit_erf_table.py, also 2 ULP): 5 FMAs and 6 permutes, which
+//     (hal/llvm/fit/fit_erf_table.py, also 2 ULP): 5 FMAs and 6 permutes, which
 //     run beside the multipliers, against 18 FMAs (bench/suite gelu erf
 //     1024x3072).
 //   - pow: two tiers. The first runs in f32 lanes: log2 x = k + log2 m
@@ -96,7 +96,7 @@ llvm::Value* InlineExp(llvm::IRBuilder<>& b, llvm::Value* x, const std::function
 // x > 0; a vector with any other lane takes `fallback()`.
 // On 16-lane AVX-512 vectors (`avx512_table`) instead: x = 2^k·z, z in
 // [0.699, 1.398), r = z·c − 1 with c and −log c looked up for the interval
-// of z (16 of them, scripts/fit_log_table.py), log1p(r) by a polynomial; also
+// of z (16 of them, hal/llvm/fit/fit_log_table.py), log1p(r) by a polynomial; also
 // within 1 ULP, no division.
 llvm::Value* InlineLog(llvm::IRBuilder<>& b, llvm::Value* x, const std::function<llvm::Value*()>& fallback,
                        bool avx512_table);
@@ -105,7 +105,7 @@ llvm::Value* InlineLog(llvm::IRBuilder<>& b, llvm::Value* x, const std::function
 // same arguments, run only when some lane is outside the fast path. Leaves
 // `b` at the end of a new block. Two tiers: f32 lanes (`avx512_tables`:
 // `x` is whole 16-lane vectors and the logarithm's and 2^z's constants are
-// looked up by AVX-512's vpermi2ps, scripts/fit_pow_table.py, no division;
+// looked up by AVX-512's vpermi2ps, hal/llvm/fit/fit_pow_table.py, no division;
 // otherwise an atanh series with one division), within 1 ULP while
 // |y·log2 m| ≤ 16 or 8; then log2 x in f64; then the library.
 llvm::Value* InlinePow(llvm::IRBuilder<>& b, llvm::Value* x, llvm::Value* y,

@@ -21,7 +21,7 @@
 #include <variant>
 #include <vector>
 
-#include "compiler/hardware_model.h"
+#include "compiler/schedule/hardware_model.h"
 #include "hal/kernel_cache.h"
 #include "hal/opencl/cl_error.h"
 #include "hal/opencl/opencl_info.h"

@@ -11,7 +11,7 @@
 #include <string_view>
 #include <vector>
 
-#include "compiler/hardware_model.h"
+#include "compiler/schedule/hardware_model.h"
 #include "hal/hal.h"
 #include "hal/opencl/cl_error.h"
 

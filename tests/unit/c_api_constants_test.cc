@@ -31,7 +31,7 @@ using tilec::lang::DataType;
 using tilec::lang::Tensor;
 
 // NHWC data, HWIO weights (relaid into panels along CO before the conv: each
-// weight is used 23 x 23 = 529 times, enough for the copy, compiler/lower.cc
+// weight is used 23 x 23 = 529 times, enough for the copy, compiler/passes/lower.cc
 // kPanelMinUses): 23 rows and 13 input channels divide no block.
 const char* kConv = R"(
 function (D[N, H, W, CI], K[KH, KW, CI, CO]) -> (R) {

@@ -1,11 +1,11 @@
-// Layout choice and relayouts (compiler/choose_layouts.h): programs whose
+// Layout choice and relayouts (compiler/passes/choose_layouts.h): programs whose
 // tensors are in different layouts run on both backends against the
 // reference evaluator (sizes that fill no block); `any` resolves to a
 // concrete layout; a relayout is inserted where the estimate says it pays
 // and not where it does not; the C ABI reports the chosen layout.
 #include <gtest/gtest.h>
 
-#include "compiler/choose_layouts.h"
+#include "compiler/passes/choose_layouts.h"
 #include "compiler/pipeline.h"
 #include "hal/llvm/cpu_info.h"
 #include <tilec/tilec.h>

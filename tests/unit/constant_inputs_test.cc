@@ -45,7 +45,7 @@ using testing::F32;
 
 // NHWC data, HWIO weights: the weights are copied into panels along CO
 // (kernel_0, a relayout) before the convolution reads them (each weight is
-// used 23 x 23 = 529 times, enough for the copy: compiler/lower.cc
+// used 23 x 23 = 529 times, enough for the copy: compiler/passes/lower.cc
 // kPanelMinUses). 23 rows and 13 input channels divide no block; CO = 128
 // is two panels of 64.
 const char* kConv = R"(

@@ -1,12 +1,12 @@
 // The cost model: the seed's four logged candidates figure by figure, and
 // each formula on small hand-computed cases.
-#include "compiler/cost_model.h"
+#include "compiler/schedule/cost_model.h"
 
 #include <gtest/gtest.h>
 
 #include <cmath>
 
-#include "compiler/thread_plan.h"
+#include "compiler/schedule/thread_plan.h"
 #include "support/error.h"
 #include "tests/unit/flat_fixtures.h"
 

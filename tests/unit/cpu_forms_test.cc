@@ -1,5 +1,5 @@
 // Execution tests of the CPU forms for reductions along a contiguous axis
-// (compiler/gen_reduce.cc) and for transposes (compiler/gen_transpose.cc),
+// (compiler/forms/reduce.cc) and for transposes (compiler/forms/transpose.cc),
 // on the llvm device and on OpenCL (PoCL): each case asserts the form the
 // generator chose (its plan text) and compares the results with the
 // reference evaluator on random inputs, with sizes no vector or tile
@@ -329,7 +329,7 @@ TEST_P(CpuForms, Transposes) {
       << plans;
 }
 
-// Two rules for short reductions (gen_vector.h): the block one register
+// Two rules for short reductions (forms/vector.h): the block one register
 // over the budget that divides the rows exactly only over an innermost
 // reduction of 16 steps or more (over 3 input channels its spilled
 // accumulator costs more than it saves), and reduction chunks only of 48
@@ -484,7 +484,7 @@ TEST_P(CpuForms, LargeTransposesStream) {
     EXPECT_NE(plans.find("Transpose form"), std::string::npos) << name << "\n" << plans;
     std::string sem = sem::Print(program->compiled().Module());
     const compiler::HardwareModel& hw = device->hardware_model();
-    // The rule (gen_transpose.cc): above 4 times the L2 caches, and input
+    // The rule (forms/transpose.cc): above 4 times the L2 caches, and input
     // plus output above half the last-level cache where it is known.
     int64_t bytes = n * m * 4;
     if (n % 16 == 0 && bytes > 4 * hw.l2_bytes * std::max<int64_t>(hw.compute_units, 1) &&
@@ -505,7 +505,7 @@ TEST_P(CpuForms, LargeTransposesStream) {
 
 // Output rows a multiple of 4 KB apart (1024 f32, 512 f64) land on one
 // offset within a page, so on the same cache sets: a work item takes a
-// column of 32 tiles along o and one tile along n (gen_transpose.cc,
+// column of 32 tiles along o and one tile along n (forms/transpose.cc,
 // RowsAlias). Input rows that alias alone (600 x 1024), and rows of 1030
 // f32 (4120 bytes) that spread over the sets, keep the 8 x 8 blocks.
 // Against the evaluator on both devices, masked tails included.

@@ -9,7 +9,7 @@
 #include <variant>
 #include <vector>
 
-#include "compiler/flat.h"
+#include "compiler/ir/flat.h"
 #include "tile_lang/layout.h"
 #include "tile_lang/program.h"
 

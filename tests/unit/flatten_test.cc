@@ -1,6 +1,6 @@
 // Flatten and the flat contraction printer: the seed's table, matmul, strided
 // layouts, index shifts, constraint derivation, and the rejections.
-#include "compiler/flatten.h"
+#include "compiler/passes/flatten.h"
 
 #include <gtest/gtest.h>
 

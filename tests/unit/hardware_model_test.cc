@@ -1,4 +1,4 @@
-#include "compiler/hardware_model.h"
+#include "compiler/schedule/hardware_model.h"
 
 #include <gtest/gtest.h>
 

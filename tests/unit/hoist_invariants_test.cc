@@ -1,4 +1,4 @@
-// Per-channel work out of per-element kernels (compiler/hoist_invariants.h):
+// Per-channel work out of per-element kernels (compiler/passes/hoist_invariants.h):
 // batch norm over NHWC data is one tiny per-channel kernel and one
 // elementwise kernel that multiplies by a reciprocal, on the llvm device and
 // on OpenCL (PoCL) in the CPU forms, compared with the reference evaluator
@@ -6,7 +6,7 @@
 // channel counts no vector divides.
 #include <gtest/gtest.h>
 
-#include "compiler/hoist_invariants.h"
+#include "compiler/passes/hoist_invariants.h"
 #include "tests/unit/pipeline_cases.h"
 
 namespace tilec {

@@ -1,12 +1,12 @@
-// SignKernel (compiler/kernel_signature.h): the same kernel in two programs
+// SignKernel (compiler/ir/kernel_signature.h): the same kernel in two programs
 // shares its signature; a different shape, layout, dtype or post-op does not.
 #include <gtest/gtest.h>
 
 #include <map>
 #include <string>
 
-#include "compiler/kernel_signature.h"
-#include "compiler/lower.h"
+#include "compiler/ir/kernel_signature.h"
+#include "compiler/passes/lower.h"
 #include "tile_lang/binder.h"
 #include "tile_lang/parser.h"
 

@@ -4,7 +4,7 @@
 // evaluator, with sizes that fill no block. Layouts Flatten can express (each
 // blocked dim split once, one block size per index variable) become flat
 // contraction kernels; the others fall back to Direct kernels, which address
-// any physical dim list (compiler/lower.cc, gen_special.cc).
+// any physical dim list (compiler/passes/lower.cc, forms/special.cc).
 #include <gtest/gtest.h>
 
 #include "compiler/pipeline.h"

@@ -127,7 +127,7 @@ TEST(LlvmPipeline, SmallKernelsRunOnTheCaller) {
   EXPECT_EQ(device->parallel_launches(), before);
 }
 
-// The vector form (gen_vector.cc) chosen for the CPU's model: <16 x float>
+// The vector form (forms/vector.cc) chosen for the CPU's model: <16 x float>
 // loads, broadcasts and fma; tails in the vector and block indices; padding
 // on the slow path.
 const char* kConvHwio = R"(function (D[N, X, Y, CI], K[I, J, CI, CO], B[CO]) -> (R) {

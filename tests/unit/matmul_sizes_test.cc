@@ -5,7 +5,7 @@
 // vector plans. A vector index longer than one work item's vectors is read
 // from panels (Lower's RelayoutInputs), the last one zero-padded where no
 // panel width divides the size; the product then covers its output exactly
-// through the panel bound and needs no Fill kernel (output_coverage.h).
+// through the panel bound and needs no Fill kernel (passes/output_coverage.h).
 #include <gtest/gtest.h>
 
 #include <array>
@@ -77,7 +77,7 @@ TEST_P(MatmulSizes, PaddedPanels) {
     EXPECT_NE(plans.find("constraints on j%"), std::string::npos) << name << "\n" << plans;
     EXPECT_FALSE(HasFill(kinds)) << name << "\n" << plans;
   }
-  // Fewer rows than kPanelMinUses (compiler/lower.cc): each element of B is
+  // Fewer rows than kPanelMinUses (compiler/passes/lower.cc): each element of B is
   // used too few times for the copy to pay, so B is read in place (with the
   // padding rule alone these were copied).
   for (auto [m, k, n] : std::vector<std::array<int64_t, 3>>{{33, 400, 333}, {29, 263, 509}, {511, 64, 1024}}) {

@@ -1,5 +1,5 @@
 // Execution tests of the vector (CPU) form of contraction and elementwise
-// kernels (compiler/gen_vector.cc) on OpenCL: each case asserts which form
+// kernels (compiler/forms/vector.cc) on OpenCL: each case asserts which form
 // the generator chose and compares the results with the reference evaluator
 // on random inputs, with sizes that leave tails in the block index, padding
 // constraints that put some work items on the slow path, broadcast and
@@ -136,7 +136,7 @@ TEST(OpenClVector, RelayoutCopiesSmallInputs) {
   CheckVector({mm, {{"A", F32({40, 9})}, {"B", F32({9, 32})}}, {{"B", "order(1,0)"}}}, "col-major B", 1,
               true, "A broadcast, B_vec0 vector");
   // B wider than a work item's 64 columns (PoCL: 16 lanes x 4), each element
-  // used by 520 rows (compiler/lower.cc kPanelMinUses): copied in panels of
+  // used by 520 rows (compiler/passes/lower.cc kPanelMinUses): copied in panels of
   // 64 columns, and j splits into j/64 and j%64.
   CheckVector({mm, {{"A", F32({520, 7})}, {"B", F32({7, 128})}}}, "B in panels", 1, true,
               "along j%64");

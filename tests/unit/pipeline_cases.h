@@ -78,7 +78,7 @@ inline Case BoolCombinationsCase() {
           {{"A", {lang::DataType::Bool, {5}}}, {"B", {lang::DataType::Bool, {5}}}}};
 }
 
-// The vector form's masked tails (gen_vector.cc): each case with the text its
+// The vector form's masked tails (forms/vector.cc): each case with the text its
 // vector plan must contain. Sizes no vector width or block divides.
 inline constexpr const char* kConvNchw = R"(function (I[N, C, H, W], K[CO, C, KH, KW]) -> (R) {
   O[n, co, h, w : N, CO, H, W] = +(I[n, c, h + kh - 1, w + kw - 1] * K[co, c, kh, kw]);
@@ -115,7 +115,7 @@ inline std::vector<std::pair<Case, std::string>> MaskedTailCases() {
   };
 }
 
-// The vector form's reduction chunks (gen_vector_chunks.cc): vector-input
+// The vector form's reduction chunks (forms/vector_chunks.cc): vector-input
 // panels far larger than any L1 (so every CPU model chunks them), sizes no
 // block divides, each with the text its vector plan must contain.
 inline std::vector<std::pair<Case, std::string>> ChunkCases() {

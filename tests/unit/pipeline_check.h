@@ -101,7 +101,7 @@ inline lang::Program BindCase(const Case& c) {
   return lang::Bind(lang::Parse(MakeSource("test.tile", c.source)), c.shapes, c.layouts);
 }
 
-// Every kernel's vector plan (gen_vector.cc), concatenated ("" if none has one).
+// Every kernel's vector plan (forms/vector.cc), concatenated ("" if none has one).
 inline std::string VectorPlans(const runtime::Program& program) {
   std::string plans;
   for (const auto& k : program.compiled().kernels) plans += k.code.vector_plan;

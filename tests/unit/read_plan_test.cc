@@ -1,6 +1,6 @@
 // PlanRead: the seed's D and K plans, the merge and odd-padding rules, load
 // counts, and a brute-force check that every plan stages the tile correctly.
-#include "compiler/read_plan.h"
+#include "compiler/schedule/read_plan.h"
 
 #include <gtest/gtest.h>
 

@@ -1,5 +1,5 @@
-// Execution tests of row groups (compiler/fuse_reductions.h,
-// compiler/gen_row_group.cc): softmax, log-softmax, layer norm and other
+// Execution tests of row groups (compiler/passes/fuse_reductions.h,
+// compiler/forms/row_group.cc): softmax, log-softmax, layer norm and other
 // runs of row reductions with the elementwise ops around them, on the llvm
 // device and on OpenCL (PoCL) in the CPU forms. Each case asserts whether a
 // row group was formed (the plans) and compares every output with the

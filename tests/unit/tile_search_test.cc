@@ -1,12 +1,12 @@
 // SearchTiles: the seed's choice and log, agreement of the best-first search
 // with exhaustive search on small contractions, ranking, forced tiles.
-#include "compiler/tile_search.h"
+#include "compiler/schedule/tile_search.h"
 
 #include <gtest/gtest.h>
 
 #include <set>
 
-#include "compiler/flatten.h"
+#include "compiler/passes/flatten.h"
 #include "support/error.h"
 #include "tests/unit/flat_fixtures.h"
 

@@ -11,7 +11,7 @@
 #include <random>
 
 #include "pipeline_check.h"
-#include "compiler/kernel_signature.h"
+#include "compiler/ir/kernel_signature.h"
 #include "runtime/tuner.h"
 #include "runtime/tuning_cache.h"
 

@@ -347,7 +347,7 @@ TEST(VectorMath, InlinePowTiersWithin2UlpOfTheRoundedPower) {
 
 // The f32 tier's table form (whole 16-lane vectors with AVX-512, PowByTable)
 // is within 1 ULP of the correctly rounded power up to |y·log2 m| = 16
-// (scripts/fit_pow_table.py measures 0.71 ULP from the exact power): bases
+// (hal/llvm/fit/fit_pow_table.py measures 0.71 ULP from the exact power): bases
 // in [1.3, 1.45] with y in [±20, ±28] put every lane in (7.5, 15.1], bases
 // across many binades with small y exercise k, and bases beside 1 with
 // large y exercise the intervals where c = 1.

@@ -2,7 +2,7 @@
 // descriptions and hardware models.
 #include <memory>
 
-#include "compiler/hardware_model.h"
+#include "compiler/schedule/hardware_model.h"
 #include "hal/hal.h"
 #include "runtime/settings.h"
 #include "tools/tilec/common.h"

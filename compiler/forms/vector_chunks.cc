@@ -1,0 +1,255 @@
+// The vector form's reduction chunks (VecGen::PlanChunks, EmitChunked).
+//
+// A register block reads the vector inputs' panel over the whole reduction
+// (a 3x3 convolution's weights for 64 output channels over 64 input
+// channels: 144 KB). When that panel is larger than L1, every block reads
+// it from L2 again, and the loads from L2 hold the multiply-adds back (the
+// 4 x 4 register block of conv 3x3 64->64 alone reaches a clearly smaller
+// share of the FMA peak with its panel in L2 than in L1; bench/suite
+// conv3x3 n1 56x56 64>64 is the compiled case, bench/HISTORY.md the
+// figures). So a
+// work item covers SB blocks of p and walks the reduction in chunks that fit
+// in half of L1:
+//
+//   part[SB][PB][NV] = identity                  (a private array: L1)
+//   for each chunk (outer reduction loops, and the outer part of a split one):
+//     for each block s of the work item:
+//       acc = part[s]; the inner reduction loops (fast or slow path); part[s] = acc
+//   for each block s: acc = part[s]; post-ops and stores
+//
+// Each chunk's panel is then read from L2 once per work item and from L1 by
+// the other SB - 1 blocks.
+//
+// Column chunks (PlanColumnChunks): the same structure with the SB blocks
+// along v, for reductions along an outer axis of inputs far larger than
+// the caches, where the point is the memory access pattern: a few rows of a
+// 4 KB strip per chunk instead of 256-byte runs rows apart.
+#include <fmt/format.h>
+
+#include <algorithm>
+
+#include "compiler/forms/vector.h"
+#include "support/error.h"
+
+namespace tilec::compiler::vector_form {
+
+using namespace sem::builder;
+
+void VecGen::PlanColumnChunks() {
+  if (q_ >= 0 || vblocks_ < 2) return;
+  // Short runs: a vector input whose VSpan elements along v are a run of at
+  // most 512 bytes, the innermost reduction stepping past it, far larger
+  // than the caches (4 times the L2 total, as the transpose form's streaming
+  // stores: below that the input stays cached between runs and chunking only
+  // adds work, as on bench/suite global avg pool n8 28x28 c256) and read once.
+  int last = static_cast<int>(reductions_.size()) - 1;
+  int r = reductions_[last];
+  bool short_runs = false;
+  for (int a = 1; a <= flat_.num_inputs; ++a) {
+    const FlatAccess& in = flat_.accesses[a];
+    int64_t bytes = lang::BitWidth(in.dtype) / 8;
+    if (!vector_input_[a - 1] || in.strides[v_] != 1 || Abs(in.strides[r]) < VSpan()) continue;
+    // Read once: a panel the p blocks share (a matmul's B) is the business
+    // of PlanChunks.
+    if (p_ >= 0 && in.strides[p_] == 0) return;
+    short_runs |= VSpan() * bytes <= 512 && SaturatingMul(in.limit, bytes) > 4 * TotalL2Bytes(hw_);
+  }
+  if (!short_runs) return;
+  // Chunks of 4 to 16 steps (8 where it divides): the innermost levels that
+  // make so many, or a split of the innermost one. Short chunks of long
+  // strips read whole row pieces at about the rate of a row sum; long chunks
+  // and one narrow strip over all rows fall back towards the rate of the
+  // scattered 256-byte runs (a C model of bench/suite column sum 4096x4096;
+  // bench/HISTORY.md has the sweep).
+  auto steps = [&](int from) {
+    int64_t n = 1;
+    for (int k = from; k <= last; ++k) n = SaturatingMul(n, flat_.indices[reductions_[k]].range);
+    return n;
+  };
+  constexpr int64_t kMinSteps = 4, kMaxSteps = 16, kSteps = 8;
+  int64_t range = flat_.indices[r].range;
+  if (range <= kMaxSteps) {
+    int level = last;
+    while (level > 0 && steps(level - 1) <= kMaxSteps) --level;
+    if (level == 0 || steps(level) < kMinSteps) return;  // one chunk, or chunks too short
+    chunk_levels_ = level;
+  } else {
+    for (size_t c = 0; c < flat_.constraints.size(); ++c)
+      if (flat_.constraints[c].lhs[r] != 0) return;
+    // A divisor near 8, else chunks of 8 and a shorter last one.
+    int64_t part = 0;
+    for (int64_t d : {kSteps, int64_t{7}, int64_t{6}, int64_t{5}, int64_t{9}, int64_t{10}, int64_t{12},
+                      kMinSteps, int64_t{14}, int64_t{15}, kMaxSteps})
+      if (part == 0 && range % d == 0) part = d;
+    if (part == 0) part = kSteps;
+    chunk_levels_ = last;
+    chunk_split_ = part;
+  }
+  // SB blocks per work item: strips of 4 KB, fewer where the grid would
+  // keep less than 2 work items per core.
+  int64_t block_bytes = VSpan() * lang::BitWidth(dtype_) / 8;
+  int64_t sb = std::clamp<int64_t>(4096 / block_bytes, 1, vblocks_);
+  int64_t want = 2 * std::max<int64_t>(hw_.compute_units, 1);
+  while (sb > 1 && (vblocks_ + sb - 1) / sb * grid_items_ * pblocks_ < want) sb = (sb + 1) / 2;
+  if (sb < 2) {
+    chunk_levels_ = 0, chunk_split_ = 0;
+    return;
+  }
+  sb_ = static_cast<int>(sb);
+  chunk_v_ = true;
+  chunk_bytes_ = SaturatingMul(chunk_split_ > 0 ? chunk_split_ : steps(chunk_levels_), sb * block_bytes);
+}
+
+void VecGen::PlanChunks() {
+  if (!contraction_ || reductions_.empty()) return;
+  PlanColumnChunks();
+  if (chunk_v_ || p_ < 0 || pblocks_ < 2) return;
+  // Bytes of the vector inputs one reduction step reads for the whole block
+  // (the ones that do not move with p: those are what the blocks share).
+  int64_t step = 0;
+  for (int a = 1; a <= flat_.num_inputs; ++a)
+    if (vector_input_[a - 1] && flat_.accesses[a].strides[p_] == 0)
+      step += int64_t{nv_} * w_ * lang::BitWidth(flat_.accesses[a].dtype) / 8;
+  if (step == 0) return;
+  int last = static_cast<int>(reductions_.size()) - 1;
+  // Panel bytes of the levels [from, last], and their steps.
+  auto steps = [&](int from) {
+    int64_t n = 1;
+    for (int k = from; k <= last; ++k) n = SaturatingMul(n, flat_.indices[reductions_[k]].range);
+    return n;
+  };
+  if (SaturatingMul(steps(0), step) <= hw_.l1_bytes) return;  // L1 holds it
+  int64_t budget = hw_.l1_bytes / 2;
+  int level = -1;
+  for (int k = 1; k <= last && level < 0; ++k)
+    if (SaturatingMul(steps(k), step) <= budget) level = k;
+  if (level > 0) {
+    chunk_levels_ = level;
+    chunk_bytes_ = steps(level) * step;
+  } else {
+    // The innermost level alone is too large: split it (an unconstrained
+    // level whose loop no constraint bounds), in the largest part that fits.
+    int r = reductions_[last];
+    for (size_t c = 0; c < flat_.constraints.size(); ++c)
+      if (flat_.constraints[c].lhs[r] != 0) return;
+    int64_t range = flat_.indices[r].range;
+    int64_t part = 0;
+    for (int64_t d = budget / step; d >= 2 && part == 0; --d)
+      if (range % d == 0) part = d;
+    if (part == 0 || part == range) return;
+    chunk_levels_ = last;
+    chunk_split_ = part;
+    chunk_bytes_ = part * step;
+  }
+  // A chunk must be long enough to pay for loading and storing the block's
+  // accumulators around it: 2 vector moves per accumulator against one FMA
+  // per step. Below kMinChunkSteps the moves cost more than the panel's L1
+  // hits save: at 21 steps (bench/suite conv7x7/2 n1 224x224 3>64, chunks of
+  // one kernel row) and at 37 (matmul 333^3, k in 9 chunks) the unchunked
+  // kernel is faster; at 96 (conv 3x3 32->32 nChw16c, bench_peers L4, chunks
+  // of one kh) chunking still gains.
+  if (chunk_bytes_ / step < kMinChunkSteps) {
+    chunk_levels_ = 0, chunk_split_ = 0, chunk_bytes_ = 0;
+    return;
+  }
+  // Blocks per work item: their accumulators in a quarter of L1, while the
+  // grid keeps 4 work items per core.
+  int64_t block_bytes = int64_t{pb_} * nv_ * w_ * lang::BitWidth(dtype_) / 8;
+  int64_t sb = std::clamp<int64_t>(hw_.l1_bytes / 4 / block_bytes, 1, pblocks_);
+  int64_t others = CheckedMul(vblocks_, grid_items_, "the launch size");
+  int64_t want = 4 * std::max<int64_t>(hw_.compute_units, 1);
+  while (sb > 1 && (pblocks_ + sb - 1) / sb * others < want) sb = (sb + 1) / 2;
+  if (sb < 2) {
+    chunk_levels_ = 0, chunk_split_ = 0, chunk_bytes_ = 0;
+    return;
+  }
+  sb_ = static_cast<int>(sb);
+}
+
+Stmt VecGen::SetBlock(Expr s) const {
+  if (chunk_v_)
+    return _Assign(Pos(v_), _Index(sem::ThreadIndexKind::GroupId, VDim()) * (int64_t{sb_} * VSpan()) +
+                                s * VSpan());
+  Expr start = _Index(sem::ThreadIndexKind::GroupId, 0) * (int64_t{sb_} * pb_) + s * int64_t{pb_};
+  if (p_shift_) start = _Min(start, I(flat_.indices[p_].range - pb_));
+  return _Assign(Pos(p_), start);
+}
+
+void VecGen::EmitChunked(std::vector<Stmt>& top) {
+  Type slots = Type::Array(VecType(), int64_t{sb_} * pb_ * nv_);
+  top.push_back(_Declare(slots, "part_", Identity()));
+  Expr part = _Var("part_", slots);
+  DeclareAccumulators(top);
+  // Blocks of this work item: SB, fewer in the last one.
+  Expr first_block = _Index(sem::ThreadIndexKind::GroupId, chunk_v_ ? VDim() : 0) * int64_t{sb_};
+  top.push_back(
+      _Declare(Type::Index(), "blocks_", _Min(I(sb_), I(chunk_v_ ? vblocks_ : pblocks_) - first_block)));
+  Expr blocks = _Var("blocks_", Type::Index());
+  Expr blk = _Var("blk_", Type::Index());
+  auto slot = [&](Expr b, int pp, int vv) { return b * (int64_t{pb_} * nv_) + int64_t{pp * nv_ + vv}; };
+  auto load_accs = [&](Expr b, std::vector<Stmt>& body) {
+    for (int pp = 0; pp < pb_; ++pp)
+      for (int vv = 0; vv < nv_; ++vv) body.push_back(_Assign(Acc(pp, vv), _Load(part, slot(b, pp, vv))));
+  };
+
+  // The chunk loops' positions are in scope for the fast condition, the
+  // guards and the inner loops.
+  for (int k = 0; k < chunk_levels_; ++k) pos_[reductions_[k]] = _Var(names_[reductions_[k]], Type::Index());
+  // One chunk at the current positions: every block of the work item, in a
+  // loop, or (ConstRows) one copy per block with p's position a constant.
+  auto one_block = [&](Expr b) {
+    std::vector<Stmt> body;
+    load_accs(b, body);
+    body.push_back(Reduce(chunk_levels_));
+    for (int pp = 0; pp < pb_; ++pp)
+      for (int vv = 0; vv < nv_; ++vv) body.push_back(_Store(part, slot(b, pp, vv), Acc(pp, vv)));
+    return body;
+  };
+  auto blocks_of = [&]() -> Stmt {
+    Stmt blocks_stmt;
+    if (PChunked() && ConstRows()) {
+      Expr var = pos_[p_];
+      std::vector<Stmt> copies;
+      for (int64_t b = 0; b < pblocks_; ++b) {
+        int64_t start = b * pb_;
+        if (p_shift_) start = std::min(start, flat_.indices[p_].range - pb_);
+        pos_[p_] = I(start);
+        for (Stmt& st : one_block(I(b))) copies.push_back(std::move(st));
+      }
+      pos_[p_] = var;
+      blocks_stmt = _Block(std::move(copies));
+    } else {
+      std::vector<Stmt> body = one_block(blk);
+      body.insert(body.begin(), SetBlock(blk));
+      blocks_stmt = _NoUnroll(_For("blk_", I(0), blocks, 1, _Block(std::move(body))));
+    }
+    return blocks_stmt;
+  };
+  // A split level: its whole chunks, then the remainder as one more chunk
+  // of range % split steps (chunk_inner_).
+  auto chunk = [&]() -> Stmt {
+    if (chunk_split_ == 0) return blocks_of();
+    int r = reductions_[chunk_levels_];
+    int64_t whole = flat_.indices[r].range / chunk_split_, rest = flat_.indices[r].range % chunk_split_;
+    std::vector<Stmt> parts;
+    chunk_inner_ = chunk_split_;
+    parts.push_back(_For(names_[r] + "_o", I(0), I(whole), 1, blocks_of()));
+    if (rest > 0) {
+      chunk_inner_ = rest;
+      parts.push_back(_For(names_[r] + "_o", I(whole), I(whole + 1), 1, blocks_of()));
+      chunk_inner_ = chunk_split_;
+    }
+    return _Block(std::move(parts));
+  };
+  top.push_back(LoopsOrCopies(0, chunk_levels_ - 1, chunk, false, false));
+  for (int k = 0; k < chunk_levels_; ++k) pos_[reductions_[k]] = nullptr;
+
+  // The post-ops and stores of each block.
+  std::vector<Stmt> out;
+  out.push_back(SetBlock(blk));
+  load_accs(blk, out);
+  out.push_back(Stores());
+  top.push_back(_NoUnroll(_For("blk_", I(0), blocks, 1, _Block(std::move(out)))));
+}
+
+}  // namespace tilec::compiler::vector_form
