@@ -124,7 +124,7 @@ Tensor ShapeOf(const Program& p, const SpecialOp& op, const Env& env) {
   return out;
 }
 
-// prng_step, bit-exact with PlaidML's kernel (gen_special.cc): the state
+// prng_step, bit-exact with PlaidML's kernel (forms/special.cc): the state
 // S u32[3, 2048] holds three taus88 streams per column t (s1 = S[0, t],
 // s2 = S[1, t], s3 = S[2, t]). Value element i (row-major) steps column
 // t = i % 2048 once:

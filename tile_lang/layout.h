@@ -56,7 +56,7 @@ struct Layout {
   int64_t elements = 0;             // buffer size in elements, padding included
   std::optional<ImageStorage> image;  // set: the elements live in an RGBA image (see above)
   // "any" (oneDNN's format_tag::any): the compiler chooses the layout
-  // (compiler/choose_layouts.h) and replaces this one, which is row-major
+  // (compiler/passes/choose_layouts.h) and replaces this one, which is row-major
   // until then. Allowed on outputs and intermediates, not on inputs.
   bool any = false;
 
