@@ -351,7 +351,7 @@ void VecGen::PlanUnrolledGuards() {
   std::vector<bool> want(reductions_.size(), false);
   for (size_t n = 0; n < flat_.constraints.size(); ++n) {
     const FlatConstraint& c = flat_.constraints[n];
-    if (c.lhs[v_] != 0 || IsLoopBound(n)) continue;  // lane masks, loop bounds: not row guards
+    if (c.lhs[v_] != 0 || Handled(n)) continue;  // lane masks, loop bounds: not row guards
     for (int i = 0; i < flat_.num_indices(); ++i) {
       if (c.lhs[i] == 0 || i == p_) continue;
       auto at = std::find(reductions_.begin(), reductions_.end(), i);
@@ -403,7 +403,7 @@ bool VecGen::VectorCandidate(int v) const {
 
 bool VecGen::Constrained(int i) const {
   for (size_t c = 0; c < flat_.constraints.size(); ++c)
-    if (flat_.constraints[c].lhs[i] != 0 && !IsLoopBound(c)) return true;
+    if (flat_.constraints[c].lhs[i] != 0 && !Handled(c)) return true;
   return false;
 }
 
@@ -544,7 +544,8 @@ std::string VecGen::PlanText() const {
   if (v_constrained_) s += fmt::format(", constraints on {} as lane masks", flat_.indices[v_].name);
   s += "\n";
   std::vector<std::string> grid;
-  for (int i : grid_) grid.push_back(flat_.indices[i].name);
+  for (int i : grid_)
+    grid.push_back(i == chunk_g_ ? fmt::format("{} {} values", sb_, flat_.indices[i].name) : flat_.indices[i].name);
   std::string p_name = p_ >= 0 ? flat_.indices[p_].name : std::string("-");
   std::string rest = grid.empty() ? std::string("-") : fmt::format("{}", fmt::join(grid, ", "));
   const std::string& v_name = flat_.indices[q_ >= 0 ? q_ : v_].name;

@@ -106,6 +106,9 @@ class VecGen {
   // i is in a constraint that the slow path checks (not a loop bound).
   bool Constrained(int i) const;
   bool IsLoopBound(size_t c) const { return c < bound_inner_.size() && bound_inner_[c] >= 0; }
+  // Constraint c needs no guard in the reduction: it bounds a loop, or it
+  // is checked once per block of a grid-chunked work item (BlockGuard).
+  bool Handled(size_t c) const { return IsLoopBound(c) || (c < block_guard_.size() && block_guard_[c]); }
 
   // Lane masks are per vector and shared by the block's rows, so p must not
   // share a constraint with v.
@@ -256,8 +259,25 @@ class VecGen {
   // chunk_v_).
   void PlanColumnChunks();
   bool Chunked() const { return sb_ > 1; }
-  // Chunked with the SB blocks along p (PlanChunks), not v (PlanColumnChunks).
-  bool PChunked() const { return Chunked() && !chunk_v_; }
+  // Chunked with the SB blocks along p (PlanChunks), not v (PlanColumnChunks)
+  // nor a grid index (PlanGridChunks).
+  bool PChunked() const { return Chunked() && !chunk_v_ && chunk_g_ < 0; }
+  // One block covers p (a small image: 7x7 or 14x14 outputs) and the panel
+  // is larger than L1: the SB blocks of a chunked work item are SB values of
+  // a grid index g that no vector input moves along (the output rows x), so
+  // each chunk of the panel is read from memory once per work item and from
+  // L1 by the other SB - 1 rows. Constraints on g (a "same" convolution's
+  // padding along x) may mention only g, other grid indices and the chunk
+  // loops' reductions: each is checked once per block and chunk
+  // (BlockGuard), and a block it excludes is skipped. PlanChunks calls it
+  // with the chunk levels set; sets chunk_g_ and sb_, or nothing.
+  void PlanGridChunks(int64_t block_bytes);
+  bool GChunked() const { return Chunked() && chunk_g_ >= 0; }
+  // The grid's range of index i: g's groups of SB values, else its range.
+  int64_t GridRange(int i) const { return i == chunk_g_ ? g_groups_ : flat_.indices[i].range; }
+  // The constraints checked once per block (block_guard_) at the current
+  // positions; null when there are none.
+  Expr BlockGuard() const;
   // The body of a chunked work item (instead of the accumulators, Compute
   // and Epilogues of Run).
   void EmitChunked(std::vector<Stmt>& top);
@@ -329,6 +349,9 @@ class VecGen {
   int64_t chunk_split_ = 0;
   int64_t chunk_inner_ = 0;  // steps of the split level's inner loop being emitted (EmitChunked)
   int64_t chunk_bytes_ = 0;  // vector-input bytes one chunk reads
+  int chunk_g_ = -1;         // the grid index the SB blocks walk (PlanGridChunks)
+  int64_t g_groups_ = 0;     // groups of SB values of chunk_g_ on the grid
+  std::vector<bool> block_guard_;  // per constraint: checked once per block (PlanGridChunks)
 };
 
 // The register block for GenerateVectorKernel: the most vectors per work

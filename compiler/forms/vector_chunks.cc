@@ -103,7 +103,11 @@ void VecGen::PlanColumnChunks() {
 void VecGen::PlanChunks() {
   if (!contraction_ || reductions_.empty()) return;
   PlanColumnChunks();
-  if (chunk_v_ || p_ < 0 || pblocks_ < 2) return;
+  if (chunk_v_ || p_ < 0) return;
+  // One block covers p: the blocks are values of a grid index instead
+  // (PlanGridChunks), where one fits.
+  bool along_grid = pblocks_ < 2;
+  if (along_grid && (q_ >= 0 || spec_.store_reached_only || grid_.empty())) return;
   // Bytes of the vector inputs one reduction step reads for the whole block
   // (the ones that do not move with p: those are what the blocks share).
   int64_t step = 0;
@@ -152,9 +156,10 @@ void VecGen::PlanChunks() {
     chunk_levels_ = 0, chunk_split_ = 0, chunk_bytes_ = 0;
     return;
   }
+  int64_t block_bytes = int64_t{pb_} * nv_ * w_ * lang::BitWidth(dtype_) / 8;
+  if (along_grid) return PlanGridChunks(block_bytes);
   // Blocks per work item: their accumulators in a quarter of L1, while the
   // grid keeps 4 work items per core.
-  int64_t block_bytes = int64_t{pb_} * nv_ * w_ * lang::BitWidth(dtype_) / 8;
   int64_t sb = std::clamp<int64_t>(hw_.l1_bytes / 4 / block_bytes, 1, pblocks_);
   int64_t others = CheckedMul(vblocks_, grid_items_, "the launch size");
   int64_t want = 4 * std::max<int64_t>(hw_.compute_units, 1);
@@ -166,7 +171,67 @@ void VecGen::PlanChunks() {
   sb_ = static_cast<int>(sb);
 }
 
+void VecGen::PlanGridChunks(int64_t block_bytes) {
+  auto reset = [&] { chunk_levels_ = 0, chunk_split_ = 0, chunk_bytes_ = 0; };
+  // Levels whose positions are fixed for a whole chunk: the chunk loops
+  // (not a split level: its position moves inside the chunk).
+  auto chunk_level = [&](int i) {
+    auto at = std::find(reductions_.begin(), reductions_.end(), i);
+    return at != reductions_.end() && at - reductions_.begin() < chunk_levels_;
+  };
+  auto in_grid = [&](int i) { return std::find(grid_.begin(), grid_.end(), i) != grid_.end(); };
+  int g = -1;
+  for (int i : grid_) {
+    if (flat_.indices[i].range < 2) continue;
+    bool ok = true;
+    for (int a = 1; a <= flat_.num_inputs && ok; ++a)
+      ok = !vector_input_[a - 1] || flat_.accesses[a].strides[i] == 0;  // the panel is the same for every value
+    for (const FlatConstraint& c : flat_.constraints) {
+      if (!ok || c.lhs[i] == 0) continue;
+      for (int j = 0; j < flat_.num_indices() && ok; ++j)
+        ok = c.lhs[j] == 0 || in_grid(j) || chunk_level(j);
+    }
+    if (ok) {
+      g = i;
+      break;
+    }
+  }
+  if (g < 0) return reset();
+  // SB values of g per work item: their accumulators in a quarter of L1, in
+  // groups as even as they can be, while the grid keeps 4 work items per
+  // core.
+  int64_t range = flat_.indices[g].range;
+  int64_t most = std::clamp<int64_t>(hw_.l1_bytes / 3 / block_bytes, 1, range);
+  int64_t sb = (range + (range + most - 1) / most - 1) / ((range + most - 1) / most);
+  int64_t others = CheckedMul(vblocks_, grid_items_ / range, "the launch size");
+  int64_t want = 4 * std::max<int64_t>(hw_.compute_units, 1);
+  while (sb > 1 && (range + sb - 1) / sb * others < want) sb = (sb + 1) / 2;
+  if (sb < 2) return reset();
+  chunk_g_ = g;
+  sb_ = static_cast<int>(sb);
+  g_groups_ = (range + sb - 1) / sb;
+  grid_items_ = grid_items_ / range * g_groups_;
+  // g's constraints are checked per block, no longer bounds of a loop.
+  block_guard_.assign(flat_.constraints.size(), false);
+  for (size_t c = 0; c < flat_.constraints.size(); ++c)
+    if (flat_.constraints[c].lhs[g] != 0) block_guard_[c] = true, bound_inner_[c] = -1;
+}
+
+Expr VecGen::BlockGuard() const {
+  Expr all;
+  for (size_t n = 0; n < block_guard_.size(); ++n) {
+    if (!block_guard_[n]) continue;
+    const FlatConstraint& c = flat_.constraints[n];
+    Expr sum = I(0);
+    for (int i = 0; i < flat_.num_indices(); ++i)
+      if (c.lhs[i] != 0) sum = sum + pos_[i] * c.lhs[i];
+    all = And(all, sum <= c.rhs);
+  }
+  return all;
+}
+
 Stmt VecGen::SetBlock(Expr s) const {
+  if (chunk_g_ >= 0) return _Assign(Pos(chunk_g_), _Var(names_[chunk_g_] + "_b", Type::Index()) + s);
   if (chunk_v_)
     return _Assign(Pos(v_), _Index(sem::ThreadIndexKind::GroupId, VDim()) * (int64_t{sb_} * VSpan()) +
                                 s * VSpan());
@@ -182,8 +247,9 @@ void VecGen::EmitChunked(std::vector<Stmt>& top) {
   DeclareAccumulators(top);
   // Blocks of this work item: SB, fewer in the last one.
   Expr first_block = _Index(sem::ThreadIndexKind::GroupId, chunk_v_ ? VDim() : 0) * int64_t{sb_};
-  top.push_back(
-      _Declare(Type::Index(), "blocks_", _Min(I(sb_), I(chunk_v_ ? vblocks_ : pblocks_) - first_block)));
+  if (chunk_g_ >= 0) first_block = _Var(names_[chunk_g_] + "_b", Type::Index());
+  int64_t all_blocks = chunk_g_ >= 0 ? flat_.indices[chunk_g_].range : chunk_v_ ? vblocks_ : pblocks_;
+  top.push_back(_Declare(Type::Index(), "blocks_", _Min(I(sb_), I(all_blocks) - first_block)));
   Expr blocks = _Var("blocks_", Type::Index());
   Expr blk = _Var("blk_", Type::Index());
   auto slot = [&](Expr b, int pp, int vv) { return b * (int64_t{pb_} * nv_) + int64_t{pp * nv_ + vv}; };
@@ -203,6 +269,12 @@ void VecGen::EmitChunked(std::vector<Stmt>& top) {
     body.push_back(Reduce(chunk_levels_));
     for (int pp = 0; pp < pb_; ++pp)
       for (int vv = 0; vv < nv_; ++vv) body.push_back(_Store(part, slot(b, pp, vv), Acc(pp, vv)));
+    // A block that a constraint on g excludes from this chunk is skipped.
+    if (Expr guard = BlockGuard()) {
+      Stmt st = _If(guard, _Block(std::move(body)));
+      body.clear();
+      body.push_back(std::move(st));
+    }
     return body;
   };
   auto blocks_of = [&]() -> Stmt {

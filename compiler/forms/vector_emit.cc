@@ -46,8 +46,14 @@ void VecGen::DeclarePositions(std::vector<Stmt>& top) {
   Expr rest = _Index(sem::ThreadIndexKind::GroupId, v_outer_ ? 1 : 2);
   for (size_t k = 0; k < grid_.size(); ++k) {
     int i = grid_[k];
-    int64_t range = flat_.indices[i].range;
-    declare(i, k + 1 == grid_.size() ? rest : rest % range);
+    int64_t range = GridRange(i);
+    Expr at = k + 1 == grid_.size() ? rest : rest % range;
+    if (i == chunk_g_) {
+      // The work item's first value of g (SetBlock moves it).
+      top.push_back(_Declare(Type::Index(), names_[i] + "_b", at * int64_t{sb_}));
+      at = _Var(names_[i] + "_b", Type::Index());
+    }
+    declare(i, at);
     if (k + 1 != grid_.size()) rest = rest / range;
   }
 }
@@ -109,7 +115,7 @@ Expr VecGen::HoldsOnBlock(const FlatConstraint& c) const {
 Expr VecGen::FastCondition() const {
   Expr all;
   for (size_t n = 0; n < flat_.constraints.size(); ++n)
-    if (!IsLoopBound(n)) all = And(all, HoldsOnBlock(flat_.constraints[n]));
+    if (!Handled(n)) all = And(all, HoldsOnBlock(flat_.constraints[n]));
   if (PTail()) all = And(all, pos_[p_] + int64_t{pb_} <= flat_.indices[p_].range);
   if (VTail()) all = And(all, pos_[v_] + VSpan() <= flat_.indices[v_].range);
   return all;
@@ -130,7 +136,7 @@ Expr VecGen::PointValid(int pp) const {
   Expr ok;
   for (size_t n = 0; n < flat_.constraints.size(); ++n) {
     const FlatConstraint& c = flat_.constraints[n];
-    if (c.lhs[v_] != 0 || IsLoopBound(n)) continue;
+    if (c.lhs[v_] != 0 || Handled(n)) continue;
     Expr sum = I(0);
     for (int i = 0; i < flat_.num_indices(); ++i)
       if (c.lhs[i] != 0) sum = sum + (i == p_ ? pos_[i] + pp : pos_[i]) * c.lhs[i];
@@ -159,7 +165,7 @@ void VecGen::DeclareAccumulators(std::vector<Stmt>& top) const {
 
 Stmt VecGen::Reduce(int first) {
   bool slow_needed = PTail() || VTail();
-  for (size_t c = 0; c < flat_.constraints.size(); ++c) slow_needed |= !IsLoopBound(c);
+  for (size_t c = 0; c < flat_.constraints.size(); ++c) slow_needed |= !Handled(c);
   Expr fast = slow_needed ? FastCondition() : nullptr;
   Stmt bounded = !slow_needed ? Compute(false, first)
                  : fast       ? _If(fast, Compute(false, first), Compute(true, first))

@@ -363,6 +363,52 @@ TEST_P(CpuForms, ShortReductionsKeepTheirBlocksAndChunksSmall) {
   }
 }
 
+// Small images with many channels (resnet's 14x14 and 7x7 layers at batch
+// 1): one block covers the rows y, so the blocks of a chunked work item are
+// values of x instead (PlanGridChunks), each chunk of the weights read from
+// memory once per work item and from L1 by the other rows; the padding along
+// x is checked once per block and chunk. Sizes no block divides: 11 values
+// of x in two work items (6 + 5), 90 output channels (a masked tail), 24
+// and 100 input channels (chunks of the kernel row i, and of i, j and 50
+// channels), a fused residual add and ReLU, a stride of 2 (its constraint
+// on x has coefficient 2). Against the evaluator on both devices; the plans
+// on llvm for testing::kAvx512Cpu (32 KB L1, 2 threads).
+TEST_P(CpuForms, SmallImagesChunkAlongTheRows) {
+  const char* residual = R"(function (D[N, H, W, CI], K[KH, KW, CI, CO], R[N, H, W, CO]) -> (O) {
+  C[n, x, y, co : N, H, W, CO] = +(D[n, x + i - 1, y + j - 1, ci] * K[i, j, ci, co]);
+  S = C + R;
+  O = (S > 0 ? S : 0);
+})";
+  const char* strided = R"(function (D[N, H, W, CI], K[KH, KW, CI, CO]) -> (O) {
+  O[n, x, y, co : N, (H + 1) / 2, (W + 1) / 2, CO] = +(D[n, 2 * x + i - 1, 2 * y + j - 1, ci] * K[i, j, ci, co]);
+})";
+  struct Conv {
+    Case c;
+    const char* grid;
+    const char* chunks;
+  };
+  std::vector<Conv> convs = {
+      {{residual, {{"D", F32({2, 11, 7, 24})}, {"K", F32({3, 3, 24, 90})}, {"R", F32({2, 11, 7, 90})}}},
+       "Grid: 1 x 2 x 4 work items (one per y block, co block, 6 x values, n)",
+       "Reduction chunks: i (14 KB of vector inputs each; 6 blocks' accumulators in memory)"},
+      {{residual, {{"D", F32({2, 11, 7, 100})}, {"K", F32({3, 3, 100, 90})}, {"R", F32({2, 11, 7, 90})}}},
+       "Grid: 1 x 2 x 4 work items (one per y block, co block, 6 x values, n)",
+       "Reduction chunks: i, j, ci/50 (10 KB of vector inputs each; 6 blocks' accumulators in memory)"},
+      {{strided, {{"D", F32({2, 21, 13, 100})}, {"K", F32({3, 3, 100, 90})}}},
+       "Grid: 1 x 2 x 4 work items (one per y block, co block, 6 x values, n)",
+       "Reduction chunks: i, j, ci/50 (10 KB of vector inputs each; 6 blocks' accumulators in memory)"},
+  };
+  for (const Conv& c : convs) {
+    std::string name = fmt::format("conv {}", c.chunks);
+    std::string plans = Check(c.c, name);
+    if (GetParam() != "llvm") continue;
+    EXPECT_NE(plans.find("3 x 16 lanes of float along co, block of 7 along y, masked tail"), std::string::npos)
+        << name << "\n" << plans;
+    EXPECT_NE(plans.find(c.grid), std::string::npos) << name << "\n" << plans;
+    EXPECT_NE(plans.find(c.chunks), std::string::npos) << name << "\n" << plans;
+  }
+}
+
 // ChooseVectorBlock: two vectors of 16 and a block of 14 rows where the
 // widest block (four vectors) would spill (7 rows: 28 accumulators, their 4
 // vectors and a broadcast in 32 registers); four vectors of 4 rows where
