@@ -203,6 +203,191 @@ class ReverseGrads {
   std::set<std::string> names_;
 };
 
+// Shift invariance: which max/min results need no gradient. Softmax,
+// log-softmax and log-sum-exp subtract a row maximum M only to keep exp in
+// range: their results do not change when M changes (softmax is
+// shift-invariant), so dY/dM = 0 exactly and M is a constant to the
+// gradient (a stop-gradient), with none of the max rule's keys and winners.
+// `ShiftFree` proves it by following a perturbation M + d (d any tensor of
+// M's shape) forward through the program: each tensor is unchanged (Same),
+// t + s d (Shift), t * exp(s d) (Scale), s = +-1, or anything (Other), with d
+// read at the tensor's index through `map`: per dimension of M, the
+// tensor's dimension that indexes it, or -1 where M's index is 0 (a size-1
+// dimension, broadcast). M is a constant to the gradient when every
+// differentiated output stays Same.
+class ShiftFree {
+ public:
+  ShiftFree(const Program& prog, const std::vector<std::string>& outputs) : prog_(prog), outputs_(outputs) {}
+
+  // Whether the outputs do not depend on `m`'s value (ops before m's
+  // definition at `def` cannot read it).
+  bool Check(const std::string& m, size_t def) {
+    states_.clear();
+    const Shape& s = prog_.Tensor(m).shape;
+    State st{Kind::Shift, 1, {}};
+    for (size_t k = 0; k < s.dims.size(); ++k) st.map.push_back(s.dims[k] == 1 ? -1 : static_cast<int>(k));
+    states_[m] = st;
+    for (size_t k = def + 1; k < prog_.ops.size(); ++k) {
+      const Op& op = prog_.ops[k];
+      if (const auto* e = std::get_if<ElementwiseOp>(&op)) Set(e->output, Elementwise(*e));
+      else if (const auto* c = std::get_if<ContractionOp>(&op)) Set(c->output, Contraction(*c));
+      else
+        for (const std::string& in : std::get<SpecialOp>(op).inputs)
+          if (Get(in).kind != Kind::Same)
+            for (const std::string& out : std::get<SpecialOp>(op).outputs) Set(out, Other());
+    }
+    return std::all_of(outputs_.begin(), outputs_.end(), [&](const std::string& o) { return Get(o).kind == Kind::Same; });
+  }
+
+ private:
+  enum class Kind { Same, Shift, Scale, Other };
+  struct State {
+    Kind kind = Kind::Same;
+    int sign = 1;
+    std::vector<int> map;
+    bool operator==(const State&) const = default;
+  };
+  static State Other() { return {Kind::Other, 1, {}}; }
+  static State Same() { return {}; }
+
+  State Get(const std::string& t) const {
+    auto it = states_.find(t);
+    return it == states_.end() ? Same() : it->second;
+  }
+  void Set(const std::string& t, const State& s) {
+    if (s.kind == Kind::Same) states_.erase(t);
+    else states_[t] = s;
+  }
+
+  // An operand's state in the output's index space (broadcasting aligns trailing dimensions).
+  State Broadcast(const Operand& o, const Shape& y) const {
+    if (!o.is_tensor) return Same();
+    State s = Get(o.tensor);
+    if (s.kind == Kind::Same || s.kind == Kind::Other) return s;
+    int off = static_cast<int>(y.dims.size() - prog_.Tensor(o.tensor).shape.dims.size());
+    for (int& d : s.map)
+      if (d >= 0) d += off;
+    return s;
+  }
+  static State Negated(State s) {
+    if (s.kind == Kind::Shift) s.sign = -s.sign;
+    return s;  // -(t * exp(s d)) is (-t) * exp(s d)
+  }
+  static bool Opposite(const State& a, const State& b) { return a.map == b.map && a.sign == -b.sign; }
+
+  State Elementwise(const ElementwiseOp& op) const {
+    const Shape& y = prog_.Tensor(op.output).shape;
+    std::vector<State> x;
+    bool all_same = true;
+    for (const Operand& o : op.operands) {
+      x.push_back(Broadcast(o, y));
+      all_same = all_same && x.back().kind == Kind::Same;
+      if (x.back().kind == Kind::Other) return Other();
+    }
+    if (all_same) return Same();
+    if (!IsFloat(y.dtype)) return Other();
+    auto kind = [&](size_t k) { return x.at(k).kind; };
+    switch (op.fn) {
+      case ElemFn::Ident:
+      case ElemFn::Cast: return x[0];
+      case ElemFn::Neg: return Negated(x[0]);
+      case ElemFn::Exp:
+        if (kind(0) == Kind::Shift) return {Kind::Scale, x[0].sign, x[0].map};
+        return Other();
+      case ElemFn::Log:
+        if (kind(0) == Kind::Scale) return {Kind::Shift, x[0].sign, x[0].map};
+        return Other();
+      case ElemFn::Add:
+      case ElemFn::Sub: {
+        State a = x[0], b = op.fn == ElemFn::Sub ? Negated(x[1]) : x[1];
+        if (b.kind == Kind::Same && a.kind == Kind::Shift) return a;
+        if (a.kind == Kind::Same && b.kind == Kind::Shift) return b;
+        if (a.kind == Kind::Shift && b.kind == Kind::Shift && Opposite(a, b)) return Same();
+        if (a.kind == Kind::Scale && b.kind == Kind::Scale && a == b) return a;
+        return Other();
+      }
+      case ElemFn::Mul:
+      case ElemFn::Div: {
+        State a = x[0], b = x[1];
+        if (op.fn == ElemFn::Div && b.kind == Kind::Scale) b.sign = -b.sign;  // 1 / exp(s d) = exp(-s d)
+        if (a.kind == Kind::Scale && b.kind == Kind::Same) return a;
+        if (a.kind == Kind::Same && b.kind == Kind::Scale) return b;
+        if (a.kind == Kind::Scale && b.kind == Kind::Scale && Opposite(a, b)) return Same();
+        return Other();
+      }
+      default: return Other();
+    }
+  }
+
+  State Contraction(const ContractionOp& c) const {
+    std::vector<State> x;
+    for (const auto& in : c.inputs) x.push_back(Get(in.tensor));
+    bool all_same = std::all_of(x.begin(), x.end(), [](const State& s) { return s.kind == Kind::Same; });
+    if (all_same && (!c.default_tensor || Get(*c.default_tensor).kind == Kind::Same)) return Same();
+    if (c.default_tensor || !IsFloat(prog_.Tensor(c.output).shape.dtype)) return Other();
+    // One perturbed input: `+(A)`, `+(A * B)` with B unchanged (Scale only), `>`/`<`/`=` (A alone).
+    size_t k = 0;
+    if (c.comb == ast::CombOp::Mul && x.size() == 2) {
+      if (x[0].kind != Kind::Same && x[1].kind != Kind::Same) return Other();
+      k = x[0].kind == Kind::Same ? 1 : 0;
+      if (x[k].kind != Kind::Scale) return Other();
+    } else if (c.comb != ast::CombOp::None || x.size() != 1) {
+      return Other();
+    }
+    State s = x[k];
+    if (s.kind == Kind::Other || (c.agg == ast::AggOp::Sum && s.kind == Kind::Shift) || c.agg == ast::AggOp::Prod)
+      return Other();
+    // An output element no term reaches is 0, unperturbed: fine for t * exp(s d),
+    // not for t + s d, which takes a contraction that reaches every element.
+    if (s.kind == Kind::Shift && !ReachesEverything(c)) return Other();
+    // d must be read at the same point by every term of an output element:
+    // each index of d is an output index (or 0).
+    const auto& index = c.inputs[k].index;
+    const Shape& out = prog_.Tensor(c.output).shape;
+    for (int& d : s.map) {
+      if (d < 0) continue;
+      int found = -1;
+      for (size_t e = 0; e < c.output_index.size() && found < 0; ++e)
+        if (c.output_index[e] == index.at(d)) found = static_cast<int>(e);
+      if (found < 0) return Other();
+      d = out.dims[found] == 1 ? -1 : found;
+    }
+    return s;
+  }
+
+  // Without constraints, plain indices reading every element of the input
+  // and each output index a plain variable (or 0 into a size-1 dimension) of
+  // the same size.
+  bool ReachesEverything(const ContractionOp& c) const {
+    if (!c.constraints.empty() || c.inputs.size() != 1) return false;
+    auto plain = [](const Polynomial& p) {
+      return p.terms.size() == 1 && p.terms.begin()->second == Rational(1) && p.constant == Rational(0);
+    };
+    std::map<std::string, int64_t> size;
+    const auto& in = c.inputs[0];
+    const Shape& is = prog_.Tensor(in.tensor).shape;
+    for (size_t d = 0; d < in.index.size(); ++d) {
+      if (!plain(in.index[d]) || size.count(in.index[d].terms.begin()->first)) return false;
+      size[in.index[d].terms.begin()->first] = is.dims[d];
+    }
+    const Shape& os = prog_.Tensor(c.output).shape;
+    std::set<std::string> seen;
+    for (size_t e = 0; e < c.output_index.size(); ++e) {
+      const Polynomial& p = c.output_index[e];
+      if (p.IsConstant() ? !(p.constant == Rational(0) && os.dims[e] == 1)
+                         : !plain(p) || !size.count(p.terms.begin()->first) ||
+                               size[p.terms.begin()->first] != os.dims[e] ||
+                               !seen.insert(p.terms.begin()->first).second)
+        return false;
+    }
+    return true;
+  }
+
+  const Program& prog_;
+  const std::vector<std::string>& outputs_;
+  std::map<std::string, State> states_;
+};
+
 class Deriver {
  public:
   Deriver(const ast::Function& f, const Program& prog, std::map<std::string, double> factors)
@@ -222,6 +407,9 @@ class Deriver {
   struct Grad {
     std::string name;
     bool owned;  // a statement made for this gradient alone (which may be renamed)
+    // Set: the tensor has these dims, which broadcast to the gradient's
+    // (ContributeBroadcast); Finalize broadcasts it.
+    std::optional<std::vector<int64_t>> narrow = std::nullopt;
   };
 
   std::string Fresh(const std::string& base) {
@@ -239,7 +427,9 @@ class Deriver {
   }
   std::string GradBase(const std::string& t) { return Name(t) + "_grad"; }
   const Shape& ShapeOf(const std::string& t) const { return prog_.Tensor(t).shape; }
-  bool NeedsGrad(const std::string& t) const { return reach_.count(t) && IsFloat(ShapeOf(t).dtype); }
+  bool NeedsGrad(const std::string& t) const {
+    return reach_.count(t) && !constant_.count(t) && IsFloat(ShapeOf(t).dtype);
+  }
 
   [[noreturn]] void Fail(const SourceSpan& span, const std::string& what) const {
     TILEC_USER_ERROR_AT(prog_.source, span, "cannot differentiate this statement: {}", what);
@@ -272,7 +462,11 @@ class Deriver {
                   bool owned);
   void ContributeExpr(const std::string& t, const ExprPtr& value, const std::vector<int64_t>& dims,
                       DataType dtype);
+  void ContributeBroadcast(const std::string& t, std::string name, const std::vector<int64_t>& dims,
+                           DataType dtype);
+  bool IsBroadcast(const ContractionOp& c, const ContractionOp::Access& a) const;
   std::optional<Grad> Finalize(const std::string& t);
+  std::optional<std::string> BatchVar(const Gather& g, const ContractionOp& c) const;
   std::vector<ast::Constraint> Constraints(const ContractionOp& c);
   std::string Filled(const std::string& t, int64_t value);
   ast::Contraction Write(Gather g, const ContractionOp& c, const std::string& out, ast::AggOp agg,
@@ -291,6 +485,7 @@ class Deriver {
   std::set<std::string> used_;
   std::map<std::string, std::string> renamed_;
   std::set<std::string> reach_;  // tensors that depend on an input being differentiated
+  std::set<std::string> constant_;  // max/min results the outputs do not depend on (ShiftFree)
   std::map<std::string, std::vector<Grad>> contribs_;
   std::map<std::pair<std::string, int64_t>, std::string> filled_;  // Filled's tensors
   std::vector<ast::Statement> backward_;
@@ -335,15 +530,80 @@ void Deriver::ContributeExpr(const std::string& t, const ExprPtr& value, const s
   Contribute(t, Emit(GradBase(t), value), dims, dtype, true);
 }
 
+// Adds `name` (shaped `dims`, which broadcast to t's shape as elementwise
+// operands do) to t's gradient, converted to t's type. Finalize sums it
+// with the other contributions, broadcasting, so that a gradient that is a
+// broadcast (a row sum's: `E_grad[i, j] = +(S_grad[i, 0])`) becomes an
+// operand of the elementwise ops around it rather than a contraction of its own.
+void Deriver::ContributeBroadcast(const std::string& t, std::string name, const std::vector<int64_t>& dims,
+                                  DataType dtype) {
+  const Shape& to = ShapeOf(t);
+  bool owned = false;
+  if (dtype != to.dtype) {
+    name = Emit(GradBase(t), Call("as_float", {TensorExpr(name), ast::MakeInt(BitWidth(to.dtype))}));
+    owned = true;
+  }
+  contribs_[t].push_back({name, owned, dims});
+}
+
+// Whether the gather `a_grad[a] = +(O_grad[o])` of `O[o] = +(a[a])` is O_grad
+// broadcast to a's shape: a's indices are distinct variables, and O's, aligned
+// with a's last dimensions, the same variables of the same sizes or 0 into a
+// size-1 dimension; no constraints. Every element of a is then one term.
+bool Deriver::IsBroadcast(const ContractionOp& c, const ContractionOp::Access& a) const {
+  if (c.comb != ast::CombOp::None || !c.constraints.empty() || c.output_index.size() > a.index.size()) return false;
+  auto plain = [](const Polynomial& p) {
+    return p.terms.size() == 1 && p.terms.begin()->second == Rational(1) && p.constant == Rational(0);
+  };
+  std::set<std::string> vars;
+  for (const Polynomial& p : a.index)
+    if (!plain(p) || !vars.insert(p.terms.begin()->first).second) return false;
+  const Shape& in = ShapeOf(a.tensor);
+  const Shape& out = ShapeOf(c.output);
+  size_t off = a.index.size() - c.output_index.size();
+  for (size_t e = 0; e < c.output_index.size(); ++e) {
+    const Polynomial& p = c.output_index[e];
+    bool zero = p.IsConstant() && p.constant == Rational(0) && out.dims[e] == 1;
+    if (!zero && !(p == a.index[e + off] && out.dims[e] == in.dims[e + off])) return false;
+  }
+  return true;
+}
+
 // The gradient of `t` (every consumer of t has contributed), or none.
 std::optional<Deriver::Grad> Deriver::Finalize(const std::string& t) {
   auto it = contribs_.find(t);
   if (it == contribs_.end() || it->second.empty()) return std::nullopt;
   const auto& cs = it->second;
-  if (cs.size() == 1) return cs[0];
-  ExprPtr sum = TensorExpr(cs[0].name);
-  for (size_t k = 1; k < cs.size(); ++k) sum = ast::MakeBinary(ast::BinaryOp::Add, sum, TensorExpr(cs[k].name));
-  return Grad{Emit(GradBase(t), sum), true};
+  const std::vector<int64_t>& full = ShapeOf(t).dims;
+  bool narrow = std::any_of(cs.begin(), cs.end(), [](const Grad& g) { return g.narrow.has_value(); });
+  if (cs.size() == 1 && !narrow) return cs[0];
+  Grad sum = cs[0];
+  if (cs.size() > 1) {
+    ExprPtr e = TensorExpr(cs[0].name);
+    for (size_t k = 1; k < cs.size(); ++k) e = ast::MakeBinary(ast::BinaryOp::Add, e, TensorExpr(cs[k].name));
+    sum = Grad{Emit(GradBase(t), e), true};
+  }
+  if (!narrow) return sum;
+  // The sum's shape: the contributions' broadcast (trailing dimensions aligned).
+  size_t rank = 0;
+  for (const Grad& g : cs) rank = std::max(rank, g.narrow ? g.narrow->size() : full.size());
+  std::vector<int64_t> dims(rank, 1);
+  for (const Grad& g : cs) {
+    const std::vector<int64_t>& d = g.narrow ? *g.narrow : full;
+    for (size_t k = 0; k < d.size(); ++k) dims[k + rank - d.size()] = std::max(dims[k + rank - d.size()], d[k]);
+  }
+  if (dims == full) return sum;
+  ast::Contraction b;  // t_grad[i0, i1, ...] = +(sum[i1, 0, ...]): trailing dimensions aligned
+  ast::TensorRef in;
+  in.name = sum.name;
+  for (size_t k = 0; k < full.size(); ++k) {
+    ExprPtr v = ast::MakeName(fmt::format("i{}", k), ast::NameClass::Index);
+    b.output.indices.push_back(v);
+    if (k + rank >= full.size()) in.indices.push_back(dims[k + rank - full.size()] == 1 ? ast::MakeInt(0) : v);
+  }
+  b.sizes = Sizes(full);
+  b.inputs.push_back(std::move(in));
+  return Grad{Emit(GradBase(t), std::move(b)), true};
 }
 
 std::vector<ast::Constraint> Deriver::Constraints(const ContractionOp& c) {
@@ -411,6 +671,10 @@ void Deriver::Contraction(const ContractionOp& c, const std::string& g) {
   const Shape& out = ShapeOf(c.output);
   for (size_t k : need) {
     const auto& a = c.inputs[k];
+    if (IsBroadcast(c, a)) {
+      ContributeBroadcast(a.tensor, g, out.dims, out.dtype);
+      continue;
+    }
     Gather d{a.index, {}, c.constraints};
     ast::CombOp comb = ast::CombOp::None;
     switch (c.comb) {
@@ -435,9 +699,79 @@ void Deriver::Contraction(const ContractionOp& c, const std::string& g) {
         break;
       case ast::CombOp::Eq: TILEC_UNREACHABLE("a comparison has no gradient");
     }
-    std::string name = Emit(GradBase(a.tensor), Write(std::move(d), c, a.tensor, ast::AggOp::Sum, comb));
+    MakeOutputPlain(d, c);
+    std::string name;
+    if (std::optional<std::string> b = BatchVar(d, c)) {
+      // Per batch element, then summed: `K_grad_part[n, i, ...] = +(D[n, ...] * O_grad[n, ...])`,
+      // `K_grad[i, ...] = +(K_grad_part[n, i, ...])`.
+      Polynomial v;
+      v.terms[*b] = 1;
+      Gather part = d;
+      part.out.insert(part.out.begin(), v);
+      ast::Contraction w = Write(std::move(part), c, a.tensor, ast::AggOp::Sum, comb);
+      w.sizes.insert(w.sizes.begin(), ast::MakeInt(ShapeOf(c.output).dims.at(0)));
+      std::string partial = Emit(GradBase(a.tensor) + "_part", std::move(w));
+      ast::Contraction sum;
+      ast::TensorRef in;
+      in.name = partial;
+      in.indices.push_back(ast::MakeName("b", ast::NameClass::Index));
+      for (size_t k = 0; k < d.out.size(); ++k) {
+        sum.output.indices.push_back(ast::MakeName(fmt::format("i{}", k), ast::NameClass::Index));
+        in.indices.push_back(sum.output.indices.back());
+      }
+      sum.sizes = Sizes(ShapeOf(a.tensor).dims);
+      sum.inputs.push_back(std::move(in));
+      name = Emit(GradBase(a.tensor), std::move(sum));
+    } else {
+      name = Emit(GradBase(a.tensor), Write(std::move(d), c, a.tensor, ast::AggOp::Sum, comb));
+    }
     Contribute(a.tensor, name, ShapeOf(a.tensor).dims, out.dtype, true);
   }
+}
+
+// A weight's gradient (`K_grad[i, j, ci, co] = +(D[n, ...] * O_grad[n, ...])`)
+// has few outputs and a long reduction, the whole batch: each of the
+// kernel's work items would stream all of D and O_grad, far more than the
+// caches hold. It is split per batch element (then summed) when a
+// reduction variable `n` is the plain first index of every tensor read, in
+// no other index or constraint, its range the batch (at least 2), and the
+// reduction per batch element at least kMinBatchSteps steps: each work
+// item then walks one element's data, which the caches keep for the
+// neighbouring work items (bench/grad W2 backward-weights).
+std::optional<std::string> Deriver::BatchVar(const Gather& g, const ContractionOp& c) const {
+  constexpr int64_t kMinBatchSteps = 1024;
+  std::set<std::string> in_out;
+  for (const Polynomial& p : g.out)
+    for (const auto& [v, coeff] : p.terms) in_out.insert(v);
+  if (g.refs.empty() || g.refs[0].second.empty()) return std::nullopt;
+  const Polynomial& first = g.refs[0].second[0];
+  if (first.terms.size() != 1 || first.terms.begin()->second != Rational(1) || first.constant != Rational(0))
+    return std::nullopt;
+  const std::string b = first.terms.begin()->first;
+  if (in_out.count(b)) return std::nullopt;
+  for (const auto& [tensor, index] : g.refs) {
+    if (index.empty() || !(index[0] == first)) return std::nullopt;
+    for (size_t k = 1; k < index.size(); ++k)
+      if (!(index[k].Coeff(b) == Rational(0))) return std::nullopt;
+  }
+  // The refs read the forward's output and inputs: each first dimension is the batch.
+  int64_t batch = ShapeOf(c.output).dims.empty() ? -1 : ShapeOf(c.output).dims[0];
+  if (c.output_index.empty() || !(c.output_index[0] == first)) return std::nullopt;
+  for (const auto& in : c.inputs)
+    if (!in.index.empty() && in.index[0] == first && ShapeOf(in.tensor).dims.at(0) != batch) return std::nullopt;
+  for (const auto& k : g.constraints)
+    if (!(k.poly.Coeff(b) == Rational(0))) return std::nullopt;
+  int64_t steps = 1;
+  for (size_t k = 0; k < c.index_vars.size(); ++k) {
+    const std::string& v = c.index_vars[k];
+    if (v == b) {
+      if (c.bounds[k].lo != 0 || c.bounds[k].hi + 1 != batch) return std::nullopt;
+    } else if (!in_out.count(v)) {
+      steps *= c.bounds[k].hi - c.bounds[k].lo + 1;
+    }
+  }
+  if (batch < 2 || steps < kMinBatchSteps) return std::nullopt;
+  return b;
 }
 
 // `>`/`<`: the gradient of each output element goes to one input element of
@@ -599,6 +933,12 @@ GradientProgram Deriver::Run(const GradientOptions& options) {
     else if (const auto* c = std::get_if<ContractionOp>(&op)) reach_.insert(c->output);
     else reach_.insert(std::get<ElementwiseOp>(op).output);
   }
+  ShiftFree shift_free(prog_, outs);
+  for (size_t k = 0; k < prog_.ops.size(); ++k)
+    if (const auto* c = std::get_if<ContractionOp>(&prog_.ops[k]))
+      if ((c->agg == ast::AggOp::Max || c->agg == ast::AggOp::Min) && NeedsGrad(c->output) &&
+          shift_free.Check(c->output, k))
+        constant_.insert(c->output);
   for (const std::string& o : outs)
     if (NeedsGrad(o)) contribs_[o].push_back({result.incoming[o], false});
 
