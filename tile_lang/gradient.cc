@@ -73,12 +73,22 @@ Polynomial Substitute(const Polynomial& p, const std::string& var, const Polynom
 //     D_g[n, x + i - 1, ...] = +(O_g[n, x, ...] * K[i, ...])
 //     D_g[n, x, ...] = +(O_g[n, x - i + 1, ...] * K[i, ...])
 // Of the candidates, the variable of largest range is taken (the spatial one
-// rather than the kernel tap); only coefficient 1 for now (see below). A strided window `2 * x + i` so becomes
-// `I_g[n, i, ...] = +(O_g[n, x, ...] * F[i - 2 * x, ...])`, whose kernel
-// visits every x for each element though few are valid; splitting the index
-// by its residue (`2 * u + r`, r < 2) would visit only those, but its output
-// is not plain and so gets the slow direct form today. An index without a
-// variable of coefficient 1 (`2 * x`, `x / 2`, `N - 1 - x`) stays as it is.
+// rather than the kernel tap); only coefficient 1 for now (see below).
+//
+// A strided window `s * x + i + c` (s >= 2, the tap i of no larger range than
+// x) made plain through i would read `F[i - 2 * x, ...]` and visit every x
+// for each element though few are valid. It is split by its residue
+// instead (polyphase): the index becomes `s * x + xr`, xr < s its phase,
+// and the window's step xt replaces the tap, i = s * xt + xr - c and the
+// old x = x - xt, so each element visits only the taps of its phase:
+//     I_g[n, 2 * x + i - 1, ...] = +(O_g[n, x, ...] * F[i, ...])
+//     I_g[n, 2 * x + xr, ...] = +(O_g[n, x - xt, ...] * F[2 * xt + xr + 1, ...]), xr < 2
+// (a bijection of the integer assignments: i = s * x + i + c splits
+// uniquely into x and xr). Such an injective output with integer
+// coefficients is flattened like a plain one, so the vector and flat forms
+// take it (bench/grad conv3x3/2 and max pool). An index without a variable
+// of coefficient 1 (`2 * x`, `x / 2`, `N - 1 - x`) stays as it is.
+// Call once per gather: the phase index of a split one is a unit variable again.
 void MakeOutputPlain(Gather& g, const ContractionOp& c) {
   auto range = [&](const std::string& v) {
     for (size_t k = 0; k < c.index_vars.size(); ++k)
@@ -115,6 +125,35 @@ void MakeOutputPlain(Gather& g, const ContractionOp& c) {
       if (coeff == Rational(1) && (unit.empty() || range(v) > range(unit))) unit = v;
     }
     if (unit.empty()) continue;
+    if (p.terms.size() == 2) {
+      const auto& [x, stride] = *std::find_if(p.terms.begin(), p.terms.end(),
+                                              [&](const auto& term) { return term.first != unit; });
+      if (stride.IsInteger() && stride.num >= 2 && !fixed.count(x) && range(unit) <= range(x)) {
+        std::set<std::string> names(c.index_vars.begin(), c.index_vars.end());
+        auto collect = [&](const Polynomial& q) {
+          for (const auto& [v, coeff] : q.terms) names.insert(v);
+        };
+        for (const Polynomial& q : g.out) collect(q);
+        for (const auto& [tensor, index] : g.refs)
+          for (const Polynomial& q : index) collect(q);
+        auto fresh = [&](const std::string& base) {
+          std::string name = base;
+          for (int n = 2; names.count(name); ++n) name = fmt::format("{}{}", base, n);
+          names.insert(name);
+          return name;
+        };
+        const std::string xv = x;  // x is a reference into p, which the substitution leaves alone
+        const std::string phase = fresh(xv + "r"), step = fresh(xv + "t");
+        Polynomial tap = var(step) * stride + var(phase);
+        tap.constant = Rational(0) - p.constant;
+        substitute(unit, tap);
+        substitute(xv, var(xv) - var(step));
+        g.constraints.push_back({var(phase), stride.num});
+        fixed.insert(xv);
+        fixed.insert(phase);
+        continue;
+      }
+    }
     // p = v + rest, so the old v is (new v) - rest.
     Polynomial rest = p;
     rest.terms.erase(unit);
@@ -625,10 +664,9 @@ std::string Deriver::Filled(const std::string& t, int64_t value) {
   return filled_[key] = Emit(Name(t) + (value == 0 ? "_zero" : "_one"), v);
 }
 
-// `g` as a contraction into a tensor shaped like `out` (MakeOutputPlain first).
+// `g` (MakeOutputPlain'd) as a contraction into a tensor shaped like `out`.
 ast::Contraction Deriver::Write(Gather g, const ContractionOp& c, const std::string& out, ast::AggOp agg,
                                 ast::CombOp comb) {
-  MakeOutputPlain(g, c);
   ast::Contraction d;
   d.output = Ref("", g.out);
   d.sizes = Sizes(ShapeOf(out).dims);
@@ -820,6 +858,7 @@ void Deriver::Extremum(const ContractionOp& c, const std::string& g) {
   w.constraints = Constraints(c);
   std::string win = Emit(Name(c.output) + "_winner", std::move(w));
   Gather d{a.index, {{key_name, a.index}, {win, c.output_index}, {g, c.output_index}}, c.constraints};
+  MakeOutputPlain(d, c);
   std::string name = Emit(GradBase(a.tensor), Write(std::move(d), c, a.tensor, ast::AggOp::Sum, ast::CombOp::Cond));
   Contribute(a.tensor, name, in.dims, ShapeOf(c.output).dtype, true);
 }

@@ -20,7 +20,8 @@
 //    indices are ordinary Tile); an output index with a variable of
 //    coefficient 1 is then made that plain variable by substitution
 //    (`D_g[n, x, ...] = +(O_g[n, x - i + 1, ...] * K[i, ...])`), the form
-//    kernels compile fast. `A[a] + B[b]`: `+(O_g[o] * B_one[b])`, B_one
+//    kernels compile fast; a strided window `2 * x + i` is split by phase
+//    (`2 * x + xr`, xr < 2; MakeOutputPlain in gradient.cc). `A[a] + B[b]`: `+(O_g[o] * B_one[b])`, B_one
 //    an i32 tensor of ones shaped like B (it keeps B's valid indices);
 //    `A == B ? C`: C gets `+(A[a] == B[b] ? O_g[o])`.
 //    A gradient that is the output's broadcast to A's shape (a row sum's)
