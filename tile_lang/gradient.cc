@@ -504,14 +504,15 @@ class Deriver {
   void ContributeBroadcast(const std::string& t, std::string name, const std::vector<int64_t>& dims,
                            DataType dtype);
   bool IsBroadcast(const ContractionOp& c, const ContractionOp::Access& a) const;
-  std::optional<Grad> Finalize(const std::string& t);
+  std::optional<Grad> Finalize(const std::string& t, bool narrow_ok = false);
+  Grad Materialize(const std::string& t, const std::string& name, const std::vector<int64_t>& dims);
   std::optional<std::string> BatchVar(const Gather& g, const ContractionOp& c) const;
   std::vector<ast::Constraint> Constraints(const ContractionOp& c);
   std::string Filled(const std::string& t, int64_t value);
   ast::Contraction Write(Gather g, const ContractionOp& c, const std::string& out, ast::AggOp agg,
                          ast::CombOp comb);
 
-  void Elementwise(const ElementwiseOp& op, const std::string& g);
+  void Elementwise(const ElementwiseOp& op, Grad g);
   void Contraction(const ContractionOp& c, const std::string& g);
   void Extremum(const ContractionOp& c, const std::string& g);
   void Default(const ContractionOp& c, const std::string& g);
@@ -608,8 +609,11 @@ bool Deriver::IsBroadcast(const ContractionOp& c, const ContractionOp::Access& a
   return true;
 }
 
-// The gradient of `t` (every consumer of t has contributed), or none.
-std::optional<Deriver::Grad> Deriver::Finalize(const std::string& t) {
+// The gradient of `t` (every consumer of t has contributed), or none; with
+// `narrow`, a sum of broadcast contributions stays narrow (for an
+// elementwise consumer, whose rules broadcast it), otherwise it is
+// broadcast to t's shape.
+std::optional<Deriver::Grad> Deriver::Finalize(const std::string& t, bool narrow_ok) {
   auto it = contribs_.find(t);
   if (it == contribs_.end() || it->second.empty()) return std::nullopt;
   const auto& cs = it->second;
@@ -632,9 +636,17 @@ std::optional<Deriver::Grad> Deriver::Finalize(const std::string& t) {
     for (size_t k = 0; k < d.size(); ++k) dims[k + rank - d.size()] = std::max(dims[k + rank - d.size()], d[k]);
   }
   if (dims == full) return sum;
+  if (narrow_ok) return Grad{sum.name, sum.owned, dims};
+  return Materialize(t, sum.name, dims);
+}
+
+// `name` (shaped `dims`, which broadcast to t's shape) broadcast to t's shape.
+Deriver::Grad Deriver::Materialize(const std::string& t, const std::string& name, const std::vector<int64_t>& dims) {
+  const std::vector<int64_t>& full = ShapeOf(t).dims;
+  size_t rank = dims.size();
   ast::Contraction b;  // t_grad[i0, i1, ...] = +(sum[i1, 0, ...]): trailing dimensions aligned
   ast::TensorRef in;
-  in.name = sum.name;
+  in.name = name;
   for (size_t k = 0; k < full.size(); ++k) {
     ExprPtr v = ast::MakeName(fmt::format("i{}", k), ast::NameClass::Index);
     b.output.indices.push_back(v);
@@ -677,14 +689,53 @@ ast::Contraction Deriver::Write(Gather g, const ContractionOp& c, const std::str
   return d;
 }
 
-void Deriver::Elementwise(const ElementwiseOp& op, const std::string& g) {
+// `g` may be narrow (a broadcast of y's gradient, Finalize): a rule that
+// reads a full-shaped tensor beside it (`g * E` for exp) is full again; one
+// that does not (`-g`, `g` of an addition) passes the broadcast on to a
+// full-shaped operand; an operand of another shape gets g broadcast first.
+void Deriver::Elementwise(const ElementwiseOp& op, Grad g) {
+  const Shape& y = ShapeOf(op.output);
   std::vector<ExprPtr> x;
   for (const Operand& o : op.operands) x.push_back(o.is_tensor ? TensorExpr(Name(o.tensor)) : ScalarExpr(o.scalar));
-  std::vector<ExprPtr> rules = ElementwiseGradient(op.fn, x, TensorExpr(Name(op.output)), TensorExpr(g));
-  const Shape& y = ShapeOf(op.output);
+  std::vector<ExprPtr> rules = ElementwiseGradient(op.fn, x, TensorExpr(Name(op.output)), TensorExpr(g.name));
+  if (g.narrow) {
+    for (size_t k = 0; k < op.operands.size(); ++k) {
+      const Operand& o = op.operands[k];
+      if (o.is_tensor && rules.at(k) && NeedsGrad(o.tensor) && ShapeOf(o.tensor).dims != y.dims) {
+        g = Materialize(op.output, g.name, *g.narrow);
+        rules = ElementwiseGradient(op.fn, x, TensorExpr(Name(op.output)), TensorExpr(g.name));
+        break;
+      }
+    }
+  }
   for (size_t k = 0; k < op.operands.size(); ++k) {
     const Operand& o = op.operands[k];
-    if (o.is_tensor && rules.at(k) && NeedsGrad(o.tensor)) ContributeExpr(o.tensor, rules[k], y.dims, y.dtype);
+    if (!o.is_tensor || !rules.at(k) || !NeedsGrad(o.tensor)) continue;
+    if (!g.narrow) {
+      ContributeExpr(o.tensor, rules[k], y.dims, y.dtype);
+      continue;
+    }
+    // The rule's shape: the broadcast of g's and of the tensors it reads.
+    std::set<std::string> names;
+    CollectNames(*rules[k], names);
+    std::vector<int64_t> dims = *g.narrow;
+    auto widen = [&](const std::vector<int64_t>& d) {
+      if (d.size() > dims.size()) dims.insert(dims.begin(), d.size() - dims.size(), 1);
+      for (size_t j = 0; j < d.size(); ++j) {
+        int64_t& to = dims[j + dims.size() - d.size()];
+        to = std::max(to, d[j]);
+      }
+    };
+    if (names.count(Name(op.output))) widen(y.dims);
+    for (const Operand& other : op.operands)
+      if (other.is_tensor && names.count(Name(other.tensor))) widen(ShapeOf(other.tensor).dims);
+    if (dims == y.dims) {
+      ContributeExpr(o.tensor, rules[k], y.dims, y.dtype);
+      continue;
+    }
+    const ExprPtr& rule = rules[k];
+    bool plain = rule->kind == ast::ExprKind::Name && rule->name_class == ast::NameClass::Tensor;
+    ContributeBroadcast(o.tensor, plain ? rule->name : Emit(GradBase(o.tensor), rule), dims, y.dtype);
   }
 }
 
@@ -989,14 +1040,14 @@ GradientProgram Deriver::Run(const GradientOptions& options) {
           else return o.output;
         },
         op);
-    std::optional<Grad> g = Finalize(out);
+    std::optional<Grad> g = Finalize(out, std::holds_alternative<ElementwiseOp>(op) && !factors_.count(out));
     if (!g) continue;
     if (auto f = factors_.find(out); f != factors_.end())
       g = Grad{Emit(GradBase(out), ast::MakeBinary(ast::BinaryOp::Mul, TensorExpr(g->name),
                                                    ScalarExpr(Scalar{DataType::F64, true, 0, f->second}))),
                true};
     if (const auto* c = std::get_if<ContractionOp>(&op)) Contraction(*c, g->name);
-    else if (const auto* e = std::get_if<ElementwiseOp>(&op)) Elementwise(*e, g->name);
+    else if (const auto* e = std::get_if<ElementwiseOp>(&op)) Elementwise(*e, *g);
     else Special(std::get<SpecialOp>(op), g->name);
   }
 

@@ -489,6 +489,38 @@ function (X[N, D], A[N, D]) -> (O) {
   CheckCompiled(source, inputs, "broadcast gradients");
 }
 
+// A broadcast gradient stays narrow into elementwise ops: log-softmax's
+// exp reads it beside E (`T_grad = S_grad * E`, no copy of S_grad to E's
+// shape); an addition passes it on to its full-shaped operands; an operand
+// of another shape (B) gets it broadcast first.
+TEST(GradientRules, NarrowGradientsFlowThroughElementwiseOps) {
+  const char* log_softmax = R"(
+function (X[N, D]) -> (L) {
+  M[i, 0 : N, 1] = >(X[i, j]);
+  T = X - M;
+  E = exp(T);
+  S[i, 0 : N, 1] = +(E[i, j]);
+  L = T - log(S);
+})";
+  Inputs inputs = {{"X", {{5, 7}}}};
+  auto g = CheckGradient(log_softmax, inputs, "log-softmax");
+  std::string text = lang::Print(g.function);
+  EXPECT_NE(text.find("T_grad = S_grad * E;"), std::string::npos) << text;
+  EXPECT_EQ(text.find("E_grad"), std::string::npos) << text;
+  CheckCompiled(log_softmax, inputs, "log-softmax");
+  const char* mixed = R"(
+function (X[N, D], A[N, D], B[N, One]) -> (O) {
+  E = exp(X);
+  F = A + B;
+  G = E + F;
+  S[i, 0 : N, 1] = +(G[i, j]);
+  O = S * S;
+})";
+  Inputs mixed_inputs = {{"X", {{5, 7}}}, {"A", {{5, 7}}}, {"B", {{5, 1}}}};
+  CheckGradient(mixed, mixed_inputs, "narrow gradients");
+  CheckCompiled(mixed, mixed_inputs, "narrow gradients");
+}
+
 // A weight's gradient over a batch of at least 2 with at least 1024
 // reduction steps per element is computed per batch element and summed
 // (K_grad_part); a batch of 1 or a short reduction is not split.
