@@ -86,10 +86,12 @@ Polynomial Substitute(const Polynomial& p, const std::string& var, const Polynom
 // (a bijection of the integer assignments: i = s * x + i + c splits
 // uniquely into x and xr). Such an injective output with integer
 // coefficients is flattened like a plain one, so the vector and flat forms
-// take it (bench/grad conv3x3/2 and max pool). An index without a variable
+// take it (bench/grad conv3x3/2 and max pool) when s divides the size:
+// otherwise `2 * x + xr` overhangs it, and only the slow direct form takes
+// such an output, so the index is made plain through the tap as before. An index without a variable
 // of coefficient 1 (`2 * x`, `x / 2`, `N - 1 - x`) stays as it is.
 // Call once per gather: the phase index of a split one is a unit variable again.
-void MakeOutputPlain(Gather& g, const ContractionOp& c) {
+void MakeOutputPlain(Gather& g, const ContractionOp& c, const std::vector<int64_t>& dims) {
   auto range = [&](const std::string& v) {
     for (size_t k = 0; k < c.index_vars.size(); ++k)
       if (c.index_vars[k] == v) return c.bounds[k].hi - c.bounds[k].lo;
@@ -128,7 +130,8 @@ void MakeOutputPlain(Gather& g, const ContractionOp& c) {
     if (p.terms.size() == 2) {
       const auto& [x, stride] = *std::find_if(p.terms.begin(), p.terms.end(),
                                               [&](const auto& term) { return term.first != unit; });
-      if (stride.IsInteger() && stride.num >= 2 && !fixed.count(x) && range(unit) <= range(x)) {
+      if (stride.IsInteger() && stride.num >= 2 && !fixed.count(x) && range(unit) <= range(x) &&
+          dims.at(k) % stride.num == 0) {
         std::set<std::string> names(c.index_vars.begin(), c.index_vars.end());
         auto collect = [&](const Polynomial& q) {
           for (const auto& [v, coeff] : q.terms) names.insert(v);
@@ -788,7 +791,7 @@ void Deriver::Contraction(const ContractionOp& c, const std::string& g) {
         break;
       case ast::CombOp::Eq: TILEC_UNREACHABLE("a comparison has no gradient");
     }
-    MakeOutputPlain(d, c);
+    MakeOutputPlain(d, c, ShapeOf(a.tensor).dims);
     std::string name;
     if (std::optional<std::string> b = BatchVar(d, c)) {
       // Per batch element, then summed: `K_grad_part[n, i, ...] = +(D[n, ...] * O_grad[n, ...])`,
@@ -909,7 +912,7 @@ void Deriver::Extremum(const ContractionOp& c, const std::string& g) {
   w.constraints = Constraints(c);
   std::string win = Emit(Name(c.output) + "_winner", std::move(w));
   Gather d{a.index, {{key_name, a.index}, {win, c.output_index}, {g, c.output_index}}, c.constraints};
-  MakeOutputPlain(d, c);
+  MakeOutputPlain(d, c, in.dims);
   std::string name = Emit(GradBase(a.tensor), Write(std::move(d), c, a.tensor, ast::AggOp::Sum, ast::CombOp::Cond));
   Contribute(a.tensor, name, in.dims, ShapeOf(c.output).dtype, true);
 }
