@@ -73,13 +73,25 @@ Polynomial Substitute(const Polynomial& p, const std::string& var, const Polynom
 //     D_g[n, x + i - 1, ...] = +(O_g[n, x, ...] * K[i, ...])
 //     D_g[n, x, ...] = +(O_g[n, x - i + 1, ...] * K[i, ...])
 // Of the candidates, the variable of largest range is taken (the spatial one
-// rather than the kernel tap); only coefficient 1 for now (see below). A strided window `2 * x + i` so becomes
-// `I_g[n, i, ...] = +(O_g[n, x, ...] * F[i - 2 * x, ...])`, whose kernel
-// visits every x for each element though few are valid; splitting the index
-// by its residue (`2 * u + r`, r < 2) would visit only those, but its output
-// is not plain and so gets the slow direct form today. An index without a
-// variable of coefficient 1 (`2 * x`, `x / 2`, `N - 1 - x`) stays as it is.
-void MakeOutputPlain(Gather& g, const ContractionOp& c) {
+// rather than the kernel tap); only coefficient 1 for now (see below).
+//
+// A strided window `s * x + i + c` (s >= 2, the tap i of no larger range than
+// x) made plain through i would read `F[i - 2 * x, ...]` and visit every x
+// for each element though few are valid. It is split by its residue
+// instead (polyphase): the index becomes `s * x + xr`, xr < s its phase,
+// and the window's step xt replaces the tap, i = s * xt + xr - c and the
+// old x = x - xt, so each element visits only the taps of its phase:
+//     I_g[n, 2 * x + i - 1, ...] = +(O_g[n, x, ...] * F[i, ...])
+//     I_g[n, 2 * x + xr, ...] = +(O_g[n, x - xt, ...] * F[2 * xt + xr + 1, ...]), xr < 2
+// (a bijection of the integer assignments: i = s * x + i + c splits
+// uniquely into x and xr). Such an injective output with integer
+// coefficients is flattened like a plain one, so the vector and flat forms
+// take it (bench/grad conv3x3/2 and max pool) when s divides the size:
+// otherwise `2 * x + xr` overhangs it, and only the slow direct form takes
+// such an output, so the index is made plain through the tap as before. An index without a variable
+// of coefficient 1 (`2 * x`, `x / 2`, `N - 1 - x`) stays as it is.
+// Call once per gather: the phase index of a split one is a unit variable again.
+void MakeOutputPlain(Gather& g, const ContractionOp& c, const std::vector<int64_t>& dims) {
   auto range = [&](const std::string& v) {
     for (size_t k = 0; k < c.index_vars.size(); ++k)
       if (c.index_vars[k] == v) return c.bounds[k].hi - c.bounds[k].lo;
@@ -115,6 +127,36 @@ void MakeOutputPlain(Gather& g, const ContractionOp& c) {
       if (coeff == Rational(1) && (unit.empty() || range(v) > range(unit))) unit = v;
     }
     if (unit.empty()) continue;
+    if (p.terms.size() == 2) {
+      const auto& [x, stride] = *std::find_if(p.terms.begin(), p.terms.end(),
+                                              [&](const auto& term) { return term.first != unit; });
+      if (stride.IsInteger() && stride.num >= 2 && !fixed.count(x) && range(unit) <= range(x) &&
+          dims.at(k) % stride.num == 0) {
+        std::set<std::string> names(c.index_vars.begin(), c.index_vars.end());
+        auto collect = [&](const Polynomial& q) {
+          for (const auto& [v, coeff] : q.terms) names.insert(v);
+        };
+        for (const Polynomial& q : g.out) collect(q);
+        for (const auto& [tensor, index] : g.refs)
+          for (const Polynomial& q : index) collect(q);
+        auto fresh = [&](const std::string& base) {
+          std::string name = base;
+          for (int n = 2; names.count(name); ++n) name = fmt::format("{}{}", base, n);
+          names.insert(name);
+          return name;
+        };
+        const std::string xv = x;  // x is a reference into p, which the substitution leaves alone
+        const std::string phase = fresh(xv + "r"), step = fresh(xv + "t");
+        Polynomial tap = var(step) * stride + var(phase);
+        tap.constant = Rational(0) - p.constant;
+        substitute(unit, tap);
+        substitute(xv, var(xv) - var(step));
+        g.constraints.push_back({var(phase), stride.num});
+        fixed.insert(xv);
+        fixed.insert(phase);
+        continue;
+      }
+    }
     // p = v + rest, so the old v is (new v) - rest.
     Polynomial rest = p;
     rest.terms.erase(unit);
@@ -203,6 +245,191 @@ class ReverseGrads {
   std::set<std::string> names_;
 };
 
+// Shift invariance: which max/min results need no gradient. Softmax,
+// log-softmax and log-sum-exp subtract a row maximum M only to keep exp in
+// range: their results do not change when M changes (softmax is
+// shift-invariant), so dY/dM = 0 exactly and M is a constant to the
+// gradient (a stop-gradient), with none of the max rule's keys and winners.
+// `ShiftFree` proves it by following a perturbation M + d (d any tensor of
+// M's shape) forward through the program: each tensor is unchanged (Same),
+// t + s d (Shift), t * exp(s d) (Scale), s = +-1, or anything (Other), with d
+// read at the tensor's index through `map`: per dimension of M, the
+// tensor's dimension that indexes it, or -1 where M's index is 0 (a size-1
+// dimension, broadcast). M is a constant to the gradient when every
+// differentiated output stays Same.
+class ShiftFree {
+ public:
+  ShiftFree(const Program& prog, const std::vector<std::string>& outputs) : prog_(prog), outputs_(outputs) {}
+
+  // Whether the outputs do not depend on `m`'s value (ops before m's
+  // definition at `def` cannot read it).
+  bool Check(const std::string& m, size_t def) {
+    states_.clear();
+    const Shape& s = prog_.Tensor(m).shape;
+    State st{Kind::Shift, 1, {}};
+    for (size_t k = 0; k < s.dims.size(); ++k) st.map.push_back(s.dims[k] == 1 ? -1 : static_cast<int>(k));
+    states_[m] = st;
+    for (size_t k = def + 1; k < prog_.ops.size(); ++k) {
+      const Op& op = prog_.ops[k];
+      if (const auto* e = std::get_if<ElementwiseOp>(&op)) Set(e->output, Elementwise(*e));
+      else if (const auto* c = std::get_if<ContractionOp>(&op)) Set(c->output, Contraction(*c));
+      else
+        for (const std::string& in : std::get<SpecialOp>(op).inputs)
+          if (Get(in).kind != Kind::Same)
+            for (const std::string& out : std::get<SpecialOp>(op).outputs) Set(out, Other());
+    }
+    return std::all_of(outputs_.begin(), outputs_.end(), [&](const std::string& o) { return Get(o).kind == Kind::Same; });
+  }
+
+ private:
+  enum class Kind { Same, Shift, Scale, Other };
+  struct State {
+    Kind kind = Kind::Same;
+    int sign = 1;
+    std::vector<int> map;
+    bool operator==(const State&) const = default;
+  };
+  static State Other() { return {Kind::Other, 1, {}}; }
+  static State Same() { return {}; }
+
+  State Get(const std::string& t) const {
+    auto it = states_.find(t);
+    return it == states_.end() ? Same() : it->second;
+  }
+  void Set(const std::string& t, const State& s) {
+    if (s.kind == Kind::Same) states_.erase(t);
+    else states_[t] = s;
+  }
+
+  // An operand's state in the output's index space (broadcasting aligns trailing dimensions).
+  State Broadcast(const Operand& o, const Shape& y) const {
+    if (!o.is_tensor) return Same();
+    State s = Get(o.tensor);
+    if (s.kind == Kind::Same || s.kind == Kind::Other) return s;
+    int off = static_cast<int>(y.dims.size() - prog_.Tensor(o.tensor).shape.dims.size());
+    for (int& d : s.map)
+      if (d >= 0) d += off;
+    return s;
+  }
+  static State Negated(State s) {
+    if (s.kind == Kind::Shift) s.sign = -s.sign;
+    return s;  // -(t * exp(s d)) is (-t) * exp(s d)
+  }
+  static bool Opposite(const State& a, const State& b) { return a.map == b.map && a.sign == -b.sign; }
+
+  State Elementwise(const ElementwiseOp& op) const {
+    const Shape& y = prog_.Tensor(op.output).shape;
+    std::vector<State> x;
+    bool all_same = true;
+    for (const Operand& o : op.operands) {
+      x.push_back(Broadcast(o, y));
+      all_same = all_same && x.back().kind == Kind::Same;
+      if (x.back().kind == Kind::Other) return Other();
+    }
+    if (all_same) return Same();
+    if (!IsFloat(y.dtype)) return Other();
+    auto kind = [&](size_t k) { return x.at(k).kind; };
+    switch (op.fn) {
+      case ElemFn::Ident:
+      case ElemFn::Cast: return x[0];
+      case ElemFn::Neg: return Negated(x[0]);
+      case ElemFn::Exp:
+        if (kind(0) == Kind::Shift) return {Kind::Scale, x[0].sign, x[0].map};
+        return Other();
+      case ElemFn::Log:
+        if (kind(0) == Kind::Scale) return {Kind::Shift, x[0].sign, x[0].map};
+        return Other();
+      case ElemFn::Add:
+      case ElemFn::Sub: {
+        State a = x[0], b = op.fn == ElemFn::Sub ? Negated(x[1]) : x[1];
+        if (b.kind == Kind::Same && a.kind == Kind::Shift) return a;
+        if (a.kind == Kind::Same && b.kind == Kind::Shift) return b;
+        if (a.kind == Kind::Shift && b.kind == Kind::Shift && Opposite(a, b)) return Same();
+        if (a.kind == Kind::Scale && b.kind == Kind::Scale && a == b) return a;
+        return Other();
+      }
+      case ElemFn::Mul:
+      case ElemFn::Div: {
+        State a = x[0], b = x[1];
+        if (op.fn == ElemFn::Div && b.kind == Kind::Scale) b.sign = -b.sign;  // 1 / exp(s d) = exp(-s d)
+        if (a.kind == Kind::Scale && b.kind == Kind::Same) return a;
+        if (a.kind == Kind::Same && b.kind == Kind::Scale) return b;
+        if (a.kind == Kind::Scale && b.kind == Kind::Scale && Opposite(a, b)) return Same();
+        return Other();
+      }
+      default: return Other();
+    }
+  }
+
+  State Contraction(const ContractionOp& c) const {
+    std::vector<State> x;
+    for (const auto& in : c.inputs) x.push_back(Get(in.tensor));
+    bool all_same = std::all_of(x.begin(), x.end(), [](const State& s) { return s.kind == Kind::Same; });
+    if (all_same && (!c.default_tensor || Get(*c.default_tensor).kind == Kind::Same)) return Same();
+    if (c.default_tensor || !IsFloat(prog_.Tensor(c.output).shape.dtype)) return Other();
+    // One perturbed input: `+(A)`, `+(A * B)` with B unchanged (Scale only), `>`/`<`/`=` (A alone).
+    size_t k = 0;
+    if (c.comb == ast::CombOp::Mul && x.size() == 2) {
+      if (x[0].kind != Kind::Same && x[1].kind != Kind::Same) return Other();
+      k = x[0].kind == Kind::Same ? 1 : 0;
+      if (x[k].kind != Kind::Scale) return Other();
+    } else if (c.comb != ast::CombOp::None || x.size() != 1) {
+      return Other();
+    }
+    State s = x[k];
+    if (s.kind == Kind::Other || (c.agg == ast::AggOp::Sum && s.kind == Kind::Shift) || c.agg == ast::AggOp::Prod)
+      return Other();
+    // An output element no term reaches is 0, unperturbed: fine for t * exp(s d),
+    // not for t + s d, which takes a contraction that reaches every element.
+    if (s.kind == Kind::Shift && !ReachesEverything(c)) return Other();
+    // d must be read at the same point by every term of an output element:
+    // each index of d is an output index (or 0).
+    const auto& index = c.inputs[k].index;
+    const Shape& out = prog_.Tensor(c.output).shape;
+    for (int& d : s.map) {
+      if (d < 0) continue;
+      int found = -1;
+      for (size_t e = 0; e < c.output_index.size() && found < 0; ++e)
+        if (c.output_index[e] == index.at(d)) found = static_cast<int>(e);
+      if (found < 0) return Other();
+      d = out.dims[found] == 1 ? -1 : found;
+    }
+    return s;
+  }
+
+  // Without constraints, plain indices reading every element of the input
+  // and each output index a plain variable (or 0 into a size-1 dimension) of
+  // the same size.
+  bool ReachesEverything(const ContractionOp& c) const {
+    if (!c.constraints.empty() || c.inputs.size() != 1) return false;
+    auto plain = [](const Polynomial& p) {
+      return p.terms.size() == 1 && p.terms.begin()->second == Rational(1) && p.constant == Rational(0);
+    };
+    std::map<std::string, int64_t> size;
+    const auto& in = c.inputs[0];
+    const Shape& is = prog_.Tensor(in.tensor).shape;
+    for (size_t d = 0; d < in.index.size(); ++d) {
+      if (!plain(in.index[d]) || size.count(in.index[d].terms.begin()->first)) return false;
+      size[in.index[d].terms.begin()->first] = is.dims[d];
+    }
+    const Shape& os = prog_.Tensor(c.output).shape;
+    std::set<std::string> seen;
+    for (size_t e = 0; e < c.output_index.size(); ++e) {
+      const Polynomial& p = c.output_index[e];
+      if (p.IsConstant() ? !(p.constant == Rational(0) && os.dims[e] == 1)
+                         : !plain(p) || !size.count(p.terms.begin()->first) ||
+                               size[p.terms.begin()->first] != os.dims[e] ||
+                               !seen.insert(p.terms.begin()->first).second)
+        return false;
+    }
+    return true;
+  }
+
+  const Program& prog_;
+  const std::vector<std::string>& outputs_;
+  std::map<std::string, State> states_;
+};
+
 class Deriver {
  public:
   Deriver(const ast::Function& f, const Program& prog, std::map<std::string, double> factors)
@@ -222,6 +449,9 @@ class Deriver {
   struct Grad {
     std::string name;
     bool owned;  // a statement made for this gradient alone (which may be renamed)
+    // Set: the tensor has these dims, which broadcast to the gradient's
+    // (ContributeBroadcast); Finalize broadcasts it.
+    std::optional<std::vector<int64_t>> narrow = std::nullopt;
   };
 
   std::string Fresh(const std::string& base) {
@@ -239,7 +469,9 @@ class Deriver {
   }
   std::string GradBase(const std::string& t) { return Name(t) + "_grad"; }
   const Shape& ShapeOf(const std::string& t) const { return prog_.Tensor(t).shape; }
-  bool NeedsGrad(const std::string& t) const { return reach_.count(t) && IsFloat(ShapeOf(t).dtype); }
+  bool NeedsGrad(const std::string& t) const {
+    return reach_.count(t) && !constant_.count(t) && IsFloat(ShapeOf(t).dtype);
+  }
 
   [[noreturn]] void Fail(const SourceSpan& span, const std::string& what) const {
     TILEC_USER_ERROR_AT(prog_.source, span, "cannot differentiate this statement: {}", what);
@@ -272,13 +504,18 @@ class Deriver {
                   bool owned);
   void ContributeExpr(const std::string& t, const ExprPtr& value, const std::vector<int64_t>& dims,
                       DataType dtype);
-  std::optional<Grad> Finalize(const std::string& t);
+  void ContributeBroadcast(const std::string& t, std::string name, const std::vector<int64_t>& dims,
+                           DataType dtype);
+  bool IsBroadcast(const ContractionOp& c, const ContractionOp::Access& a) const;
+  std::optional<Grad> Finalize(const std::string& t, bool narrow_ok = false);
+  Grad Materialize(const std::string& t, const std::string& name, const std::vector<int64_t>& dims);
+  std::optional<std::string> BatchVar(const Gather& g, const ContractionOp& c) const;
   std::vector<ast::Constraint> Constraints(const ContractionOp& c);
   std::string Filled(const std::string& t, int64_t value);
   ast::Contraction Write(Gather g, const ContractionOp& c, const std::string& out, ast::AggOp agg,
                          ast::CombOp comb);
 
-  void Elementwise(const ElementwiseOp& op, const std::string& g);
+  void Elementwise(const ElementwiseOp& op, Grad g);
   void Contraction(const ContractionOp& c, const std::string& g);
   void Extremum(const ContractionOp& c, const std::string& g);
   void Default(const ContractionOp& c, const std::string& g);
@@ -291,6 +528,7 @@ class Deriver {
   std::set<std::string> used_;
   std::map<std::string, std::string> renamed_;
   std::set<std::string> reach_;  // tensors that depend on an input being differentiated
+  std::set<std::string> constant_;  // max/min results the outputs do not depend on (ShiftFree)
   std::map<std::string, std::vector<Grad>> contribs_;
   std::map<std::pair<std::string, int64_t>, std::string> filled_;  // Filled's tensors
   std::vector<ast::Statement> backward_;
@@ -335,15 +573,91 @@ void Deriver::ContributeExpr(const std::string& t, const ExprPtr& value, const s
   Contribute(t, Emit(GradBase(t), value), dims, dtype, true);
 }
 
-// The gradient of `t` (every consumer of t has contributed), or none.
-std::optional<Deriver::Grad> Deriver::Finalize(const std::string& t) {
+// Adds `name` (shaped `dims`, which broadcast to t's shape as elementwise
+// operands do) to t's gradient, converted to t's type. Finalize sums it
+// with the other contributions, broadcasting, so that a gradient that is a
+// broadcast (a row sum's: `E_grad[i, j] = +(S_grad[i, 0])`) becomes an
+// operand of the elementwise ops around it rather than a contraction of its own.
+void Deriver::ContributeBroadcast(const std::string& t, std::string name, const std::vector<int64_t>& dims,
+                                  DataType dtype) {
+  const Shape& to = ShapeOf(t);
+  bool owned = false;
+  if (dtype != to.dtype) {
+    name = Emit(GradBase(t), Call("as_float", {TensorExpr(name), ast::MakeInt(BitWidth(to.dtype))}));
+    owned = true;
+  }
+  contribs_[t].push_back({name, owned, dims});
+}
+
+// Whether the gather `a_grad[a] = +(O_grad[o])` of `O[o] = +(a[a])` is O_grad
+// broadcast to a's shape: a's indices are distinct variables, and O's, aligned
+// with a's last dimensions, the same variables of the same sizes or 0 into a
+// size-1 dimension; no constraints. Every element of a is then one term.
+bool Deriver::IsBroadcast(const ContractionOp& c, const ContractionOp::Access& a) const {
+  if (c.comb != ast::CombOp::None || !c.constraints.empty() || c.output_index.size() > a.index.size()) return false;
+  auto plain = [](const Polynomial& p) {
+    return p.terms.size() == 1 && p.terms.begin()->second == Rational(1) && p.constant == Rational(0);
+  };
+  std::set<std::string> vars;
+  for (const Polynomial& p : a.index)
+    if (!plain(p) || !vars.insert(p.terms.begin()->first).second) return false;
+  const Shape& in = ShapeOf(a.tensor);
+  const Shape& out = ShapeOf(c.output);
+  size_t off = a.index.size() - c.output_index.size();
+  for (size_t e = 0; e < c.output_index.size(); ++e) {
+    const Polynomial& p = c.output_index[e];
+    bool zero = p.IsConstant() && p.constant == Rational(0) && out.dims[e] == 1;
+    if (!zero && !(p == a.index[e + off] && out.dims[e] == in.dims[e + off])) return false;
+  }
+  return true;
+}
+
+// The gradient of `t` (every consumer of t has contributed), or none; with
+// `narrow`, a sum of broadcast contributions stays narrow (for an
+// elementwise consumer, whose rules broadcast it), otherwise it is
+// broadcast to t's shape.
+std::optional<Deriver::Grad> Deriver::Finalize(const std::string& t, bool narrow_ok) {
   auto it = contribs_.find(t);
   if (it == contribs_.end() || it->second.empty()) return std::nullopt;
   const auto& cs = it->second;
-  if (cs.size() == 1) return cs[0];
-  ExprPtr sum = TensorExpr(cs[0].name);
-  for (size_t k = 1; k < cs.size(); ++k) sum = ast::MakeBinary(ast::BinaryOp::Add, sum, TensorExpr(cs[k].name));
-  return Grad{Emit(GradBase(t), sum), true};
+  const std::vector<int64_t>& full = ShapeOf(t).dims;
+  bool narrow = std::any_of(cs.begin(), cs.end(), [](const Grad& g) { return g.narrow.has_value(); });
+  if (cs.size() == 1 && !narrow) return cs[0];
+  Grad sum = cs[0];
+  if (cs.size() > 1) {
+    ExprPtr e = TensorExpr(cs[0].name);
+    for (size_t k = 1; k < cs.size(); ++k) e = ast::MakeBinary(ast::BinaryOp::Add, e, TensorExpr(cs[k].name));
+    sum = Grad{Emit(GradBase(t), e), true};
+  }
+  if (!narrow) return sum;
+  // The sum's shape: the contributions' broadcast (trailing dimensions aligned).
+  size_t rank = 0;
+  for (const Grad& g : cs) rank = std::max(rank, g.narrow ? g.narrow->size() : full.size());
+  std::vector<int64_t> dims(rank, 1);
+  for (const Grad& g : cs) {
+    const std::vector<int64_t>& d = g.narrow ? *g.narrow : full;
+    for (size_t k = 0; k < d.size(); ++k) dims[k + rank - d.size()] = std::max(dims[k + rank - d.size()], d[k]);
+  }
+  if (dims == full) return sum;
+  if (narrow_ok) return Grad{sum.name, sum.owned, dims};
+  return Materialize(t, sum.name, dims);
+}
+
+// `name` (shaped `dims`, which broadcast to t's shape) broadcast to t's shape.
+Deriver::Grad Deriver::Materialize(const std::string& t, const std::string& name, const std::vector<int64_t>& dims) {
+  const std::vector<int64_t>& full = ShapeOf(t).dims;
+  size_t rank = dims.size();
+  ast::Contraction b;  // t_grad[i0, i1, ...] = +(sum[i1, 0, ...]): trailing dimensions aligned
+  ast::TensorRef in;
+  in.name = name;
+  for (size_t k = 0; k < full.size(); ++k) {
+    ExprPtr v = ast::MakeName(fmt::format("i{}", k), ast::NameClass::Index);
+    b.output.indices.push_back(v);
+    if (k + rank >= full.size()) in.indices.push_back(dims[k + rank - full.size()] == 1 ? ast::MakeInt(0) : v);
+  }
+  b.sizes = Sizes(full);
+  b.inputs.push_back(std::move(in));
+  return Grad{Emit(GradBase(t), std::move(b)), true};
 }
 
 std::vector<ast::Constraint> Deriver::Constraints(const ContractionOp& c) {
@@ -365,10 +679,9 @@ std::string Deriver::Filled(const std::string& t, int64_t value) {
   return filled_[key] = Emit(Name(t) + (value == 0 ? "_zero" : "_one"), v);
 }
 
-// `g` as a contraction into a tensor shaped like `out` (MakeOutputPlain first).
+// `g` (MakeOutputPlain'd) as a contraction into a tensor shaped like `out`.
 ast::Contraction Deriver::Write(Gather g, const ContractionOp& c, const std::string& out, ast::AggOp agg,
                                 ast::CombOp comb) {
-  MakeOutputPlain(g, c);
   ast::Contraction d;
   d.output = Ref("", g.out);
   d.sizes = Sizes(ShapeOf(out).dims);
@@ -379,14 +692,53 @@ ast::Contraction Deriver::Write(Gather g, const ContractionOp& c, const std::str
   return d;
 }
 
-void Deriver::Elementwise(const ElementwiseOp& op, const std::string& g) {
+// `g` may be narrow (a broadcast of y's gradient, Finalize): a rule that
+// reads a full-shaped tensor beside it (`g * E` for exp) is full again; one
+// that does not (`-g`, `g` of an addition) passes the broadcast on to a
+// full-shaped operand; an operand of another shape gets g broadcast first.
+void Deriver::Elementwise(const ElementwiseOp& op, Grad g) {
+  const Shape& y = ShapeOf(op.output);
   std::vector<ExprPtr> x;
   for (const Operand& o : op.operands) x.push_back(o.is_tensor ? TensorExpr(Name(o.tensor)) : ScalarExpr(o.scalar));
-  std::vector<ExprPtr> rules = ElementwiseGradient(op.fn, x, TensorExpr(Name(op.output)), TensorExpr(g));
-  const Shape& y = ShapeOf(op.output);
+  std::vector<ExprPtr> rules = ElementwiseGradient(op.fn, x, TensorExpr(Name(op.output)), TensorExpr(g.name));
+  if (g.narrow) {
+    for (size_t k = 0; k < op.operands.size(); ++k) {
+      const Operand& o = op.operands[k];
+      if (o.is_tensor && rules.at(k) && NeedsGrad(o.tensor) && ShapeOf(o.tensor).dims != y.dims) {
+        g = Materialize(op.output, g.name, *g.narrow);
+        rules = ElementwiseGradient(op.fn, x, TensorExpr(Name(op.output)), TensorExpr(g.name));
+        break;
+      }
+    }
+  }
   for (size_t k = 0; k < op.operands.size(); ++k) {
     const Operand& o = op.operands[k];
-    if (o.is_tensor && rules.at(k) && NeedsGrad(o.tensor)) ContributeExpr(o.tensor, rules[k], y.dims, y.dtype);
+    if (!o.is_tensor || !rules.at(k) || !NeedsGrad(o.tensor)) continue;
+    if (!g.narrow) {
+      ContributeExpr(o.tensor, rules[k], y.dims, y.dtype);
+      continue;
+    }
+    // The rule's shape: the broadcast of g's and of the tensors it reads.
+    std::set<std::string> names;
+    CollectNames(*rules[k], names);
+    std::vector<int64_t> dims = *g.narrow;
+    auto widen = [&](const std::vector<int64_t>& d) {
+      if (d.size() > dims.size()) dims.insert(dims.begin(), d.size() - dims.size(), 1);
+      for (size_t j = 0; j < d.size(); ++j) {
+        int64_t& to = dims[j + dims.size() - d.size()];
+        to = std::max(to, d[j]);
+      }
+    };
+    if (names.count(Name(op.output))) widen(y.dims);
+    for (const Operand& other : op.operands)
+      if (other.is_tensor && names.count(Name(other.tensor))) widen(ShapeOf(other.tensor).dims);
+    if (dims == y.dims) {
+      ContributeExpr(o.tensor, rules[k], y.dims, y.dtype);
+      continue;
+    }
+    const ExprPtr& rule = rules[k];
+    bool plain = rule->kind == ast::ExprKind::Name && rule->name_class == ast::NameClass::Tensor;
+    ContributeBroadcast(o.tensor, plain ? rule->name : Emit(GradBase(o.tensor), rule), dims, y.dtype);
   }
 }
 
@@ -411,6 +763,10 @@ void Deriver::Contraction(const ContractionOp& c, const std::string& g) {
   const Shape& out = ShapeOf(c.output);
   for (size_t k : need) {
     const auto& a = c.inputs[k];
+    if (IsBroadcast(c, a)) {
+      ContributeBroadcast(a.tensor, g, out.dims, out.dtype);
+      continue;
+    }
     Gather d{a.index, {}, c.constraints};
     ast::CombOp comb = ast::CombOp::None;
     switch (c.comb) {
@@ -435,9 +791,79 @@ void Deriver::Contraction(const ContractionOp& c, const std::string& g) {
         break;
       case ast::CombOp::Eq: TILEC_UNREACHABLE("a comparison has no gradient");
     }
-    std::string name = Emit(GradBase(a.tensor), Write(std::move(d), c, a.tensor, ast::AggOp::Sum, comb));
+    MakeOutputPlain(d, c, ShapeOf(a.tensor).dims);
+    std::string name;
+    if (std::optional<std::string> b = BatchVar(d, c)) {
+      // Per batch element, then summed: `K_grad_part[n, i, ...] = +(D[n, ...] * O_grad[n, ...])`,
+      // `K_grad[i, ...] = +(K_grad_part[n, i, ...])`.
+      Polynomial v;
+      v.terms[*b] = 1;
+      Gather part = d;
+      part.out.insert(part.out.begin(), v);
+      ast::Contraction w = Write(std::move(part), c, a.tensor, ast::AggOp::Sum, comb);
+      w.sizes.insert(w.sizes.begin(), ast::MakeInt(ShapeOf(c.output).dims.at(0)));
+      std::string partial = Emit(GradBase(a.tensor) + "_part", std::move(w));
+      ast::Contraction sum;
+      ast::TensorRef in;
+      in.name = partial;
+      in.indices.push_back(ast::MakeName("b", ast::NameClass::Index));
+      for (size_t k = 0; k < d.out.size(); ++k) {
+        sum.output.indices.push_back(ast::MakeName(fmt::format("i{}", k), ast::NameClass::Index));
+        in.indices.push_back(sum.output.indices.back());
+      }
+      sum.sizes = Sizes(ShapeOf(a.tensor).dims);
+      sum.inputs.push_back(std::move(in));
+      name = Emit(GradBase(a.tensor), std::move(sum));
+    } else {
+      name = Emit(GradBase(a.tensor), Write(std::move(d), c, a.tensor, ast::AggOp::Sum, comb));
+    }
     Contribute(a.tensor, name, ShapeOf(a.tensor).dims, out.dtype, true);
   }
+}
+
+// A weight's gradient (`K_grad[i, j, ci, co] = +(D[n, ...] * O_grad[n, ...])`)
+// has few outputs and a long reduction, the whole batch: each of the
+// kernel's work items would stream all of D and O_grad, far more than the
+// caches hold. It is split per batch element (then summed) when a
+// reduction variable `n` is the plain first index of every tensor read, in
+// no other index or constraint, its range the batch (at least 2), and the
+// reduction per batch element at least kMinBatchSteps steps: each work
+// item then walks one element's data, which the caches keep for the
+// neighbouring work items (bench/grad W2 backward-weights).
+std::optional<std::string> Deriver::BatchVar(const Gather& g, const ContractionOp& c) const {
+  constexpr int64_t kMinBatchSteps = 1024;
+  std::set<std::string> in_out;
+  for (const Polynomial& p : g.out)
+    for (const auto& [v, coeff] : p.terms) in_out.insert(v);
+  if (g.refs.empty() || g.refs[0].second.empty()) return std::nullopt;
+  const Polynomial& first = g.refs[0].second[0];
+  if (first.terms.size() != 1 || first.terms.begin()->second != Rational(1) || first.constant != Rational(0))
+    return std::nullopt;
+  const std::string b = first.terms.begin()->first;
+  if (in_out.count(b)) return std::nullopt;
+  for (const auto& [tensor, index] : g.refs) {
+    if (index.empty() || !(index[0] == first)) return std::nullopt;
+    for (size_t k = 1; k < index.size(); ++k)
+      if (!(index[k].Coeff(b) == Rational(0))) return std::nullopt;
+  }
+  // The refs read the forward's output and inputs: each first dimension is the batch.
+  int64_t batch = ShapeOf(c.output).dims.empty() ? -1 : ShapeOf(c.output).dims[0];
+  if (c.output_index.empty() || !(c.output_index[0] == first)) return std::nullopt;
+  for (const auto& in : c.inputs)
+    if (!in.index.empty() && in.index[0] == first && ShapeOf(in.tensor).dims.at(0) != batch) return std::nullopt;
+  for (const auto& k : g.constraints)
+    if (!(k.poly.Coeff(b) == Rational(0))) return std::nullopt;
+  int64_t steps = 1;
+  for (size_t k = 0; k < c.index_vars.size(); ++k) {
+    const std::string& v = c.index_vars[k];
+    if (v == b) {
+      if (c.bounds[k].lo != 0 || c.bounds[k].hi + 1 != batch) return std::nullopt;
+    } else if (!in_out.count(v)) {
+      steps *= c.bounds[k].hi - c.bounds[k].lo + 1;
+    }
+  }
+  if (batch < 2 || steps < kMinBatchSteps) return std::nullopt;
+  return b;
 }
 
 // `>`/`<`: the gradient of each output element goes to one input element of
@@ -486,6 +912,7 @@ void Deriver::Extremum(const ContractionOp& c, const std::string& g) {
   w.constraints = Constraints(c);
   std::string win = Emit(Name(c.output) + "_winner", std::move(w));
   Gather d{a.index, {{key_name, a.index}, {win, c.output_index}, {g, c.output_index}}, c.constraints};
+  MakeOutputPlain(d, c, in.dims);
   std::string name = Emit(GradBase(a.tensor), Write(std::move(d), c, a.tensor, ast::AggOp::Sum, ast::CombOp::Cond));
   Contribute(a.tensor, name, in.dims, ShapeOf(c.output).dtype, true);
 }
@@ -599,6 +1026,12 @@ GradientProgram Deriver::Run(const GradientOptions& options) {
     else if (const auto* c = std::get_if<ContractionOp>(&op)) reach_.insert(c->output);
     else reach_.insert(std::get<ElementwiseOp>(op).output);
   }
+  ShiftFree shift_free(prog_, outs);
+  for (size_t k = 0; k < prog_.ops.size(); ++k)
+    if (const auto* c = std::get_if<ContractionOp>(&prog_.ops[k]))
+      if ((c->agg == ast::AggOp::Max || c->agg == ast::AggOp::Min) && NeedsGrad(c->output) &&
+          shift_free.Check(c->output, k))
+        constant_.insert(c->output);
   for (const std::string& o : outs)
     if (NeedsGrad(o)) contribs_[o].push_back({result.incoming[o], false});
 
@@ -610,14 +1043,14 @@ GradientProgram Deriver::Run(const GradientOptions& options) {
           else return o.output;
         },
         op);
-    std::optional<Grad> g = Finalize(out);
+    std::optional<Grad> g = Finalize(out, std::holds_alternative<ElementwiseOp>(op) && !factors_.count(out));
     if (!g) continue;
     if (auto f = factors_.find(out); f != factors_.end())
       g = Grad{Emit(GradBase(out), ast::MakeBinary(ast::BinaryOp::Mul, TensorExpr(g->name),
                                                    ScalarExpr(Scalar{DataType::F64, true, 0, f->second}))),
                true};
     if (const auto* c = std::get_if<ContractionOp>(&op)) Contraction(*c, g->name);
-    else if (const auto* e = std::get_if<ElementwiseOp>(&op)) Elementwise(*e, g->name);
+    else if (const auto* e = std::get_if<ElementwiseOp>(&op)) Elementwise(*e, *g);
     else Special(std::get<SpecialOp>(op), g->name);
   }
 

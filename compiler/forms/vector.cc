@@ -93,12 +93,22 @@ bool VecGen::Plan() {
                  flat_.comb_op == CombOp::None && (flat_.constraints.empty() || EveryOutputReached(flat_));
     if (flat_.agg_op != AggOp::Sum && !copy && !other) return false;
     if (spec_.store_reached_only && !ReachedIsValid()) return false;
-    if (flat_.comb_op != CombOp::None && flat_.comb_op != CombOp::Mul && flat_.comb_op != CombOp::Add)
+    // `+(A == B ? C)` (a max pool's gradient routing): A and B compared in
+    // their own type, lane by lane, so they must share it and its width.
+    bool cond = flat_.comb_op == CombOp::Cond && flat_.agg_op == AggOp::Sum && flat_.num_inputs == 3;
+    if (flat_.comb_op != CombOp::None && flat_.comb_op != CombOp::Mul && flat_.comb_op != CombOp::Add && !cond)
       return false;
     dtype_ = flat_.agg_type;
     if (dtype_ != DataType::F32 && dtype_ != DataType::F64) return false;
-    for (int a = 1; a <= flat_.num_inputs; ++a)
-      if (!lang::IsFloat(flat_.accesses[a].dtype)) return false;
+    for (int a = 1; a <= flat_.num_inputs; ++a) {
+      DataType t = flat_.accesses[a].dtype;
+      if (cond && a <= 2) {
+        if (t != flat_.accesses[1].dtype || t == DataType::Bool || lang::BitWidth(t) != lang::BitWidth(dtype_))
+          return false;
+      } else if (!lang::IsFloat(t)) {
+        return false;
+      }
+    }
   } else {
     dtype_ = program_.Tensor(flat_.output().tensor).shape.dtype;
     if (dtype_ != DataType::F32 && dtype_ != DataType::F64) return false;
@@ -361,6 +371,12 @@ void VecGen::PlanUnrolledGuards() {
       want[k] = true;
     }
   }
+  // A level that a loop-bound constraint bounds stays a loop: its copies
+  // would run the whole range (a strided window's gather: `y - yt >= 0` with
+  // y on the grid bounds yt, `yr + 2 * yt < 3` guards the rows yr).
+  for (size_t n = 0; n < flat_.constraints.size(); ++n)
+    for (size_t k = 0; k < want.size(); ++k)
+      if (want[k] && IsLoopBound(n) && bound_inner_[n] == reductions_[k]) return;
   int64_t copies = 1;
   for (size_t k = 0; k < want.size(); ++k)
     if (want[k]) copies = SaturatingMul(copies, flat_.indices[reductions_[k]].range);

@@ -153,6 +153,11 @@ class VecGen {
   // --- Emission ---------------------------------------------------------------
 
   Type VecType() const { return Type::Scalar(dtype_, w_); }
+  // The compared inputs of `+(A == B ? C)` keep their own type (A, B).
+  bool ComparedInput(int a) const { return flat_.comb_op == lang::ast::CombOp::Cond && a <= 2; }
+  Type InputVecType(int a) const {
+    return ComparedInput(a) ? Type::Scalar(flat_.accesses[a].dtype, w_) : VecType();
+  }
   static std::string AccName(int pp, int vv) { return fmt::format("acc_{}_{}", pp, vv); }
   Expr Acc(int pp, int vv) const { return sem::builder::_Var(AccName(pp, vv), VecType()); }
   Expr Identity() const;  // the aggregation's identity, a vector

@@ -154,7 +154,7 @@ Expr VecGen::LoadInput(int a, int pp, int vv, bool clamp) {
   Expr addr = Address(acc, pp, width > 1 ? VOffset(vv) : 0, vv);
   if (clamp && !mask) addr = _Clamp(addr, I(0), I(std::max<int64_t>(acc.limit - width, 0)));
   Expr v = width > 1 ? _Load(buf, addr, w_, mask) : _Broadcast(_Load(buf, addr), w_);
-  if (acc.dtype != dtype_) v = _Cast(VecType(), v);
+  if (acc.dtype != dtype_ && !ComparedInput(a)) v = _Cast(VecType(), v);
   return v;
 }
 
@@ -227,8 +227,8 @@ Stmt VecGen::Compute(bool checks, int first, bool whole_ranges) {
       if (moves_with_p || pb_ == 1) continue;
       for (int vv = 0; vv < (vector_input_[a - 1] ? nv_ : 1); ++vv) {
         std::string name = fmt::format("in{}_{}", a, vv);
-        body.push_back(_Declare(VecType(), name, LoadInput(a, 0, vv, guarded)));
-        shared[{a, vv}] = _Var(name, VecType());
+        body.push_back(_Declare(InputVecType(a), name, LoadInput(a, 0, vv, guarded)));
+        shared[{a, vv}] = _Var(name, InputVecType(a));
       }
     }
     for (int pp = 0; pp < pb_; ++pp) {
@@ -239,8 +239,8 @@ Stmt VecGen::Compute(bool checks, int first, bool whole_ranges) {
         if (auto it = shared.find({a, key_vv}); it != shared.end()) return it->second;
         if (auto it = local.find({a, key_vv}); it != local.end()) return it->second;
         std::string name = fmt::format("in{}_{}_{}", a, pp, key_vv);
-        row.push_back(_Declare(VecType(), name, LoadInput(a, pp, key_vv, false)));
-        return local[{a, key_vv}] = _Var(name, VecType());
+        row.push_back(_Declare(InputVecType(a), name, LoadInput(a, pp, key_vv, false)));
+        return local[{a, key_vv}] = _Var(name, InputVecType(a));
       };
       for (int vv = 0; vv < nv_; ++vv) {
         Expr acc = Acc(pp, vv);
@@ -248,6 +248,9 @@ Stmt VecGen::Compute(bool checks, int first, bool whole_ranges) {
         switch (flat_.comb_op) {
           case lang::ast::CombOp::Mul: update = _Fma(value(1, vv), value(2, vv), acc); break;
           case lang::ast::CombOp::Add: update = acc + (value(1, vv) + value(2, vv)); break;
+          case lang::ast::CombOp::Cond:
+            update = acc + _Select(_Eq(value(1, vv), value(2, vv)), value(3, vv), _Float(0, VecType()));
+            break;
           default:  // one operand: a copy (keeps -0.0), or aggregated
             switch (flat_.agg_op) {
               case lang::ast::AggOp::Assign: update = value(1, vv); break;

@@ -636,6 +636,48 @@ TEST_P(CpuForms, HostPlansArePrintedAndRun) {
   }
 }
 
+// `+(A == B ? C)` (a max pool gradient's routing, tilec grad) takes the
+// vector form: A and B compared lane by lane in their own type (i32 keys,
+// or floats), C selected or 0. Compared inputs of different types keep the
+// flat form.
+TEST_P(CpuForms, ConditionalSumInTheVectorForm) {
+  const char* routing = R"(function (K[N, H, W, C], Win[N, X, Y, C], G[N, X, Y, C]) -> (R) {
+  R[n, 2 * x + xr, 2 * y + yr, c : N, H, W, C] = +(K[n, 2 * x + xr, 2 * y + yr, c] == Win[n, x - xt, y - yt, c] ? G[n, x - xt, y - yt, c]), xr + 2 * xt < 3, yr + 2 * yt < 3, xr < 2, yr < 2;
+})";
+  for (auto [key, dims] : {std::pair{lang::DataType::I32, std::vector<int64_t>{2, 14, 14, 32}},
+                           {lang::DataType::I32, {1, 10, 6, 16}},
+                           {lang::DataType::F32, {2, 8, 10, 16}}}) {
+    std::vector<int64_t> half = {dims[0], (dims[1] + 1) / 2, (dims[2] + 1) / 2, dims[3]};
+    std::string name = fmt::format("routing {} on {}x{}x{}x{}", key == lang::DataType::I32 ? "i32" : "f32", dims[0],
+                                   dims[1], dims[2], dims[3]);
+    std::string plans = Check({routing, {{"K", Of(key, dims)}, {"Win", Of(key, half)}, {"G", F32(half)}}}, name);
+    EXPECT_NE(plans.find("Vector form"), std::string::npos) << name << "\n" << plans;
+  }
+  std::string plans = Check({routing, {{"K", Of(lang::DataType::I32, {1, 8, 8, 16})},
+                                       {"Win", F32({1, 4, 4, 16})}, {"G", F32({1, 4, 4, 16})}}},
+                            "routing i32 == f32");
+  EXPECT_EQ(plans.find("Vector form"), std::string::npos) << plans;
+}
+
+// A reduction that a row guard would unroll (ConstRows) stays a loop when a
+// constraint with a grid index bounds it: its copies ran the whole range,
+// reading O_grad[y - yt] at y - yt = -1 (a strided convolution's data
+// gradient split by phase: p = yr with y on the grid, or p = y with the
+// rows' phase yr on the grid).
+TEST_P(CpuForms, UnrolledRowGuardsKeepLoopBounds) {
+  const char* phase = R"(function (A[N, X, Y, C], B[N, X, Y, C]) -> (R) {
+  R[n, 2 * x + xr, 2 * y + yr, c : N, 2 * X, 2 * Y, C] = +(A[n, x - xt, y - yt, c] * B[n, x - xt, y - yt, c]), xr + 2 * xt < 3, yr + 2 * yt < 3, xr < 2, yr < 2;
+})";
+  for (auto dims : {std::vector<int64_t>{2, 7, 7, 64}, {1, 5, 6, 16}})
+    Check({phase, {{"A", F32(dims)}, {"B", F32(dims)}}}, fmt::format("phases on {}x{}", dims[1], dims[2]));
+  const char* data_grad = R"(function (G[N, X, Y, CO], K[KH, KW, CI, CO]) -> (D) {
+  D[n, 2 * x + xr, 2 * y + yr, ci : N, 2 * X, 2 * Y, CI] = +(G[n, x - xt, y - yt, co] * K[xr + 2 * xt + 1, yr + 2 * yt + 1, ci, co]), xr < 2, yr < 2;
+})";
+  for (auto [g, k] : {std::pair{std::vector<int64_t>{1, 7, 7, 64}, std::vector<int64_t>{3, 3, 64, 64}},
+                      {{4, 8, 8, 16}, {3, 3, 16, 16}}})
+    Check({data_grad, {{"G", F32(g)}, {"K", F32(k)}}}, fmt::format("stride-2 data gradient on {}x{}", g[1], g[2]));
+}
+
 INSTANTIATE_TEST_SUITE_P(Devices, CpuForms, ::testing::Values("llvm", "opencl"),
                          [](const auto& info) { return info.param; });
 

@@ -408,6 +408,178 @@ TEST(GradientRules, NamesDoNotCollide) {
   EXPECT_EQ(Values(out.at("X_grad_2")), (std::vector<double>{2, 0, 4}));
 }
 
+// Softmax, log-softmax and log-sum-exp (over a max, or over a min of a 3-D
+// tensor as the ONNX importer writes them) subtract the row extremum only to
+// keep exp in range: their results do not depend on its value, so it is a
+// constant to the gradient, without the max rule's keys and winners.
+TEST(GradientRules, ShiftInvariantMaxIsAConstant) {
+  const char* invariant = R"(
+function (X[N, D], Z[B, C, F]) -> (Y, L, Lse, Yz) {
+  M[i, 0 : N, 1] = >(X[i, j]);
+  E = exp(X - M);
+  S[i, 0 : N, 1] = +(E[i, j]);
+  Y = E / S;
+  T = X - M;
+  Et = exp(T);
+  St[i, 0 : N, 1] = +(Et[i, j]);
+  L = T - log(St);
+  Lse = M + log(S);
+  Mz[n, c, 0 : B, C, 1] = <(Z[n, c, d]);
+  Ez = exp(Mz - Z);
+  Sz[n, c, 0 : B, C, 1] = +(Ez[n, c, d]);
+  Yz = Ez / Sz;
+})";
+  Inputs inputs = {{"X", {{5, 7}}}, {"Z", {{2, 3, 4}}}};
+  auto g = CheckGradient(invariant, inputs, "shift-invariant");
+  std::string text = lang::Print(g.function);
+  EXPECT_EQ(text.find("_winner"), std::string::npos) << text;
+  EXPECT_EQ(text.find("_key"), std::string::npos) << text;
+  CheckCompiled(invariant, inputs, "shift-invariant");
+}
+
+// Where a result depends on the extremum's value (added back; subtracted
+// along the axis that is summed; a sum of shifted values; the extremum an
+// output), the max rule stays and the gradients still match.
+TEST(GradientRules, ShiftDependentMaxKeepsItsGradient) {
+  const std::vector<std::string> dependent = {
+      R"(function (X[N, D]) -> (Y) {
+  M[i, 0 : N, 1] = >(X[i, j]);
+  E = exp(X - M);
+  S[i, 0 : N, 1] = +(E[i, j]);
+  Y = E / S + M;
+})",
+      R"(function (X[N, D]) -> (Y) {
+  M[0, j : 1, D] = >(X[i, j]);
+  E = exp(X - M);
+  S[i, 0 : N, 1] = +(E[i, j]);
+  Y = E / S;
+})",
+      R"(function (X[N, D]) -> (Y) {
+  M[i, 0 : N, 1] = >(X[i, j]);
+  T = X - M;
+  S[i, 0 : N, 1] = +(T[i, j]);
+  Y = T - S;
+})",
+      R"(function (X[N, D]) -> (Y, M) {
+  M[i, 0 : N, 1] = >(X[i, j]);
+  E = exp(X - M);
+  S[i, 0 : N, 1] = +(E[i, j]);
+  Y = E / S;
+})",
+  };
+  for (const std::string& source : dependent) {
+    auto g = CheckGradient(source, {{"X", {{5, 7}}}}, "shift-dependent");
+    EXPECT_NE(lang::Print(g.function).find("M_winner"), std::string::npos) << source;
+  }
+}
+
+// Gradients that are broadcasts of a reduction's gradient (to a trailing
+// axis, to a rank-0 sum, to a kept size-1 axis) are summed as broadcast
+// operands and broadcast to the input's shape once.
+TEST(GradientRules, BroadcastGradientsMatchFiniteDifferences) {
+  const char* source = R"(
+function (X[N, D], A[N, D]) -> (O) {
+  S[j : D] = +(X[i, j]);
+  T[] = +(X[i, j]);
+  U[i, 0 : N, 1] = +(A[i, j]);
+  O = S * T + U;
+})";
+  Inputs inputs = {{"X", {{5, 7}}}, {"A", {{5, 7}}}};
+  CheckGradient(source, inputs, "broadcast gradients");
+  CheckCompiled(source, inputs, "broadcast gradients");
+}
+
+// A broadcast gradient stays narrow into elementwise ops: log-softmax's
+// exp reads it beside E (`T_grad = S_grad * E`, no copy of S_grad to E's
+// shape); an addition passes it on to its full-shaped operands; an operand
+// of another shape (B) gets it broadcast first.
+TEST(GradientRules, NarrowGradientsFlowThroughElementwiseOps) {
+  const char* log_softmax = R"(
+function (X[N, D]) -> (L) {
+  M[i, 0 : N, 1] = >(X[i, j]);
+  T = X - M;
+  E = exp(T);
+  S[i, 0 : N, 1] = +(E[i, j]);
+  L = T - log(S);
+})";
+  Inputs inputs = {{"X", {{5, 7}}}};
+  auto g = CheckGradient(log_softmax, inputs, "log-softmax");
+  std::string text = lang::Print(g.function);
+  EXPECT_NE(text.find("T_grad = S_grad * E;"), std::string::npos) << text;
+  EXPECT_EQ(text.find("E_grad"), std::string::npos) << text;
+  CheckCompiled(log_softmax, inputs, "log-softmax");
+  const char* mixed = R"(
+function (X[N, D], A[N, D], B[N, One]) -> (O) {
+  E = exp(X);
+  F = A + B;
+  G = E + F;
+  S[i, 0 : N, 1] = +(G[i, j]);
+  O = S * S;
+})";
+  Inputs mixed_inputs = {{"X", {{5, 7}}}, {"A", {{5, 7}}}, {"B", {{5, 1}}}};
+  CheckGradient(mixed, mixed_inputs, "narrow gradients");
+  CheckCompiled(mixed, mixed_inputs, "narrow gradients");
+}
+
+// A weight's gradient over a batch of at least 2 with at least 1024
+// reduction steps per element is computed per batch element and summed
+// (K_grad_part); a batch of 1 or a short reduction is not split.
+TEST(GradientRules, WeightGradientSplitsTheBatch) {
+  const char* conv = R"(
+function (D[N, H, W, CI], K[KH, KW, CI, CO]) -> (O) {
+  O[n, x, y, co : N, H, W, CO] = +(D[n, x + i - 1, y + j - 1, ci] * K[i, j, ci, co]);
+})";
+  Inputs split = {{"D", {{2, 32, 32, 2}}}, {"K", {{3, 3, 2, 3}}}};
+  auto g = CheckGradient(conv, split, "batch split", 24);
+  std::string text = lang::Print(g.function);
+  EXPECT_NE(text.find("K_grad_part[n, i, j, ci, co : 2, 3, 3, 2, 3] = +(D[n, i + x - 1, j + y - 1, ci] * "
+                      "O_grad[n, x, y, co]);"),
+            std::string::npos)
+      << text;
+  EXPECT_NE(text.find("K_grad[i0, i1, i2, i3 : 3, 3, 2, 3] = +(K_grad_part[b, i0, i1, i2, i3]);"), std::string::npos)
+      << text;
+  EXPECT_EQ(text.find("D_grad_part"), std::string::npos) << text;
+  CheckCompiled(conv, split, "batch split");
+  for (const Inputs& whole : {Inputs{{"D", {{1, 32, 32, 2}}}, {"K", {{3, 3, 2, 3}}}},
+                              Inputs{{"D", {{3, 8, 8, 2}}}, {"K", {{3, 3, 2, 3}}}}}) {
+    auto w = Derive(conv, ShapesOf(whole, DataType::F32));
+    EXPECT_EQ(lang::Print(w.function).find("_part"), std::string::npos) << lang::Print(w.function);
+  }
+}
+
+// Strided windows (stride 3 over 5 taps with padding, and stride 2 in a
+// max pool) are split by phase: each element of the gradient
+// visits only the taps of its phase (`3 * x + xr`, xr < 3), not every x.
+TEST(GradientRules, StridedWindowsSplitByPhase) {
+  const char* conv = R"(
+function (I[N, C], F[K, C, D]) -> (O) {
+  O[x, d : (N + 1) / 3, D] = +(I[3 * x + i - 2, c] * F[i, c, d]);
+})";
+  Inputs inputs = {{"I", {{21, 2}}}, {"F", {{5, 2, 3}}}};
+  auto g = CheckGradient(conv, inputs, "stride 3");
+  std::string text = lang::Print(g.function);
+  EXPECT_NE(text.find("I_grad[3 * x + xr, c : 21, 2] = +(O_grad[x - xt, d] * F[xr + 3 * xt + 2, c, d]), xr < 3;"),
+            std::string::npos)
+      << text;
+  CheckCompiled(conv, inputs, "stride 3");
+  const char* pool = R"(
+function (I[N, H, W, C]) -> (O) {
+  O[n, x, y, c : N, (H + 1) / 2, (W + 1) / 2, C] = >(I[n, 2 * x + i - 1, 2 * y + j - 1, c]), i < 3, j < 3;
+})";
+  Inputs pool_inputs = {{"I", {{2, 10, 8, 3}}}};
+  g = CheckGradient(pool, pool_inputs, "max pool");
+  text = lang::Print(g.function);
+  EXPECT_NE(text.find("I_grad[n, 2 * x + xr, 2 * y + yr, c : 2, 10, 8, 3]"), std::string::npos) << text;
+  CheckCompiled(pool, pool_inputs, "max pool");
+  // An odd size: `2 * x + xr` would overhang it (a slow direct kernel), so
+  // the index is made plain through the tap.
+  pool_inputs = {{"I", {{2, 9, 8, 3}}}};
+  g = CheckGradient(pool, pool_inputs, "max pool of odd height");
+  text = lang::Print(g.function);
+  EXPECT_NE(text.find("I_grad[n, i, 2 * y + yr, c : 2, 9, 8, 3]"), std::string::npos) << text;
+  CheckCompiled(pool, pool_inputs, "max pool");
+}
+
 // The derived text parses back to the same AST.
 TEST(GradientRules, DerivedProgramRoundTrips) {
   auto g = Derive("function (I[N, M]) -> (O) { O[i, j : 2 * N, 2 * M] = =(I[i / 2 - a / 2, j / 2 - b / 2]), a < 2, b < 2; }",
