@@ -150,7 +150,7 @@ class KernelTuner {
       if (static_cast<int>(top.size()) >= options_.top_k) break;
       top.push_back(c.tile);
     }
-    bool vector_form = !baseline_.kernels[index_].code.vector_plan.empty();
+    bool vector_form = baseline_.kernels[index_].code.form != compiler::Form::Flat;
     // OpenCL: local staging the other way than the device's default (the
     // flat form; the vector form never stages).
     bool opencl = device_->id().rfind("opencl", 0) == 0;
@@ -387,7 +387,7 @@ class KernelTuner {
       Program& p = *compiled.program;
       const compiler::CompiledKernel& k = p.compiled().kernels.at(index_);
       m.tile = k.tile;
-      m.vector_form = !k.code.vector_plan.empty();
+      m.vector_form = k.code.form != compiler::Form::Flat;
       m.rows = config.vector_rows;
       if (!m.vector_form && k.search) {
         m.work_group.assign(spec_.flat.num_indices(), 1);

@@ -7,7 +7,6 @@
 #include <map>
 
 #include "compiler/sem/builder.h"
-#include "compiler/sem/verify.h"
 #include "support/error.h"
 
 namespace tilec::compiler {
@@ -124,33 +123,59 @@ sem::Expr BufferOf(const KernelSpec& spec, const std::vector<sem::Expr>& params,
   TILEC_UNREACHABLE("kernel {} has no buffer for {}", spec.name, tensor);
 }
 
+const char* Name(Form form) {
+  switch (form) {
+    case Form::Flat: return "flat";
+    case Form::Vector: return "vector";
+    case Form::Reduce: return "reduce";
+    case Form::Transpose: return "transpose";
+    case Form::RowGroup: return "row group";
+    case Form::Special: return "special";
+  }
+  return "?";
+}
+
+std::optional<GeneratedKernel> GenerateCpuForm(const KernelSpec& spec, const lang::Program& program,
+                                               const HardwareModel& hw, const CodegenOptions& options) {
+  // The vector form does not zero a blocked layout's padding yet (ir/flat.h:
+  // padding); without post-ops a contraction leaves 0 there anyway.
+  bool padding =
+      !spec.flat.padding.empty() && (!spec.flat.post_ops.empty() || !spec.flat.generate_contraction);
+  if (options.use_local || !options.vectorize || padding) return std::nullopt;
+  std::optional<GeneratedKernel> k = GenerateVectorKernel(spec, program, hw, options.vector_rows);
+  if (k) {
+    k->form = Form::Vector;
+  } else if ((k = GenerateReduceKernel(spec, program, hw))) {
+    k->form = Form::Reduce;
+  } else if ((k = GenerateTransposeKernel(spec, program, hw))) {
+    k->form = Form::Transpose;
+  }
+  return k;
+}
+
 GeneratedKernel GenerateKernel(const KernelSpec& spec, const lang::Program& program,
                                const std::vector<int64_t>& tile, const HardwareModel& hw,
                                const CodegenOptions& options) {
-  GeneratedKernel k;
   switch (spec.kind) {
     case KernelKind::Contraction:
     case KernelKind::Elementwise:
     case KernelKind::Fill: {
-      std::optional<GeneratedKernel> v;
-      // The vector form does not zero a blocked layout's padding yet (ir/flat.h:
-      // padding); without post-ops a contraction leaves 0 there anyway.
-      bool padding = !spec.flat.padding.empty() &&
-                     (!spec.flat.post_ops.empty() || !spec.flat.generate_contraction);
-      if (!options.use_local && options.vectorize && !padding) {
-        v = GenerateVectorKernel(spec, program, hw, options.vector_rows);
-        if (!v) v = GenerateReduceKernel(spec, program, hw);
-        if (!v) v = GenerateTransposeKernel(spec, program, hw);
-      }
-      k = v ? std::move(*v) : GenerateFlatKernel(spec, program, tile, hw, options);
-      break;
+      if (std::optional<GeneratedKernel> k = GenerateCpuForm(spec, program, hw, options)) return std::move(*k);
+      return GenerateFlatKernel(spec, program, tile, hw, options);
     }
     case KernelKind::Special:
-    case KernelKind::Direct: k = GenerateSpecialKernel(spec, program); break;
-    case KernelKind::RowGroup: k = GenerateRowGroupKernel(spec, program, hw); break;
+    case KernelKind::Direct: {
+      GeneratedKernel k = GenerateSpecialKernel(spec, program);
+      k.form = Form::Special;
+      return k;
+    }
+    case KernelKind::RowGroup: {
+      GeneratedKernel k = GenerateRowGroupKernel(spec, program, hw);
+      k.form = Form::RowGroup;
+      return k;
+    }
   }
-  sem::Verify(k.function);
-  return k;
+  TILEC_UNREACHABLE("kernel {} has an unknown kind", spec.name);
 }
 
 }  // namespace tilec::compiler

@@ -40,22 +40,36 @@ struct CodegenOptions {
   std::vector<int64_t> work_group;
 };
 
+// The form a kernel was generated in (docs/architecture.md, "Kernel forms").
+enum class Form : uint8_t { Flat, Vector, Reduce, Transpose, RowGroup, Special };
+const char* Name(Form form);  // "flat", "vector", "reduce", "transpose", "row group", "special"
+
 struct GeneratedKernel {
+  Form form = Form::Flat;
   sem::Function function;
   std::array<int64_t, 3> global = {1, 1, 1};  // work items per dimension
   std::array<int64_t, 3> local = {1, 1, 1};   // work-group size
   ThreadPlan threads;                          // flat kernels only
   std::vector<ReadPlan> reads;                 // staged inputs only
-  std::string vector_plan;                     // vector form only: its plan, printed
+  std::string plan_text;                       // the CPU forms and row groups: their plan, printed
 };
 
-// Pre: `spec` came from Lower(program); for flat kernels `tile` has one entry
-// per index (1 <= t <= range); otherwise it is ignored.
-// Post: a function that passes sem::Verify, whose parameters are global
-// pointers to the buffers of spec.outputs then spec.inputs, in that order.
+// Pre: `spec` came from Lower(program); for flat-form kernels `tile` has
+// one entry per index (1 <= t <= range); otherwise it is ignored.
+// Post: a function that passes sem::Verify (the pipeline checks), whose
+// parameters are global pointers to the buffers of spec.outputs then
+// spec.inputs, in that order.
 GeneratedKernel GenerateKernel(const KernelSpec& spec, const lang::Program& program,
                                const std::vector<int64_t>& tile, const HardwareModel& hw,
                                const CodegenOptions& options = {});
+
+// Whether a flat kernel (Contraction, Elementwise, Fill) can take a form
+// other than the flat one. Without local staging and with `vectorize`,
+// the CPU forms in order (vector, reduce, transpose) are tried; nullopt:
+// none fits, the kernel gets the flat form and its tile. The flat form only
+// uses a tile, so the pipeline searches tiles only after this says nullopt.
+std::optional<GeneratedKernel> GenerateCpuForm(const KernelSpec& spec, const lang::Program& program,
+                                               const HardwareModel& hw, const CodegenOptions& options);
 
 // Internal entry points of the two generators (forms/forms.cc dispatches).
 GeneratedKernel GenerateFlatKernel(const KernelSpec& spec, const lang::Program& program,

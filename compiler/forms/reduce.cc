@@ -112,7 +112,7 @@ class ReduceGen {
     out.function.work_group_size = std::array<int64_t, 3>{1, 1, 1};
     out.local = {1, 1, 1};
     out.global = {grid_items_, 1, 1};
-    out.vector_plan = PlanText();
+    out.plan_text = PlanText();
     return out;
   }
 

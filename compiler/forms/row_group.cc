@@ -74,7 +74,7 @@ class RowGroupGen {
     out.function.work_group_size = std::array<int64_t, 3>{1, 1, 1};
     out.local = {1, 1, 1};
     out.global = {items_, 1, 1};
-    out.vector_plan = PlanText();
+    out.plan_text = PlanText();
     return out;
   }
 

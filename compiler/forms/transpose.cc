@@ -93,7 +93,7 @@ class TransposeGen {
     out.function.work_group_size = std::array<int64_t, 3>{1, 1, 1};
     out.local = {1, 1, 1};
     out.global = {GroupsN(), GroupsO(), grid_items_};
-    out.vector_plan = PlanText(tail);
+    out.plan_text = PlanText(tail);
     return out;
   }
 

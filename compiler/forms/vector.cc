@@ -71,7 +71,7 @@ std::optional<GeneratedKernel> VecGen::Run() {
   out.local = {1, 1, 1};
   out.global = v_outer_ ? std::array<int64_t, 3>{PGroups(), grid_items_, VGroups()}
                         : std::array<int64_t, 3>{PGroups(), VGroups(), grid_items_};
-  out.vector_plan = PlanText();
+  out.plan_text = PlanText();
   return out;
 }
 

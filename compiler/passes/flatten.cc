@@ -365,7 +365,6 @@ FlatContraction Flatten(const lang::Program& program, const ContractionOp& op) {
   if (space.empty)
     AddSide(std::vector<int64_t>(space.flat_range.size(), 0), -1, space, flat.constraints);
 
-  Verify(flat);
   return flat;
 }
 

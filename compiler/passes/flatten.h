@@ -14,7 +14,8 @@ namespace tilec::compiler {
 // op.bounds holds one box [lo, hi] per entry of op.index_vars, containing
 // every valid assignment; every index polynomial uses only op.index_vars.
 //
-// Post: Verify(result) holds, and the result denotes the same contraction:
+// Post: Verify(result) holds (the pipeline checks it after Lower), and the
+// result denotes the same contraction:
 //  * indices = op.index_vars in order, each shifted so its lower bound is 0
 //    (range = hi - lo + 1); the shift is folded into offsets and constraints.
 //    Indices are kept even when their range is 1 or no tensor uses them (an

@@ -373,7 +373,6 @@ class Lowerer {
     for (const std::string& o : k.outputs) available_.insert(o);
     if (!PostOpsKeepZero(program_, k.flat))
       k.flat.padding = PaddingConstraints(program_.Tensor(k.flat.accesses.at(0).tensor), k.coords);
-    Verify(k.flat);
     plan_.kernels.push_back(std::move(k));
   }
 

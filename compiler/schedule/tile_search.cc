@@ -159,7 +159,6 @@ void Exhaustive(const FlatContraction& flat, int64_t max_candidates, Scorer& sco
 
 TileSearchResult SearchTiles(const FlatContraction& flat, const HardwareModel& hw,
                              const TileSearchOptions& options) {
-  Verify(flat);
   hw.Validate();
   Scorer scorer(flat, hw, options.keep_log);
   if (options.forced_tile) {

@@ -481,8 +481,8 @@ class CliTest(unittest.TestCase):
         args = ["run", self.path("matmul.tile"), "--random-inputs", "-s", "A=f32[9,7]", "-s", "B=f32[7,5]", "--check"]
         code, out = self.run_on_terminal("--progress-delay", "0", *args)
         self.assertEqual(code, 0, out)
-        self.assertIn("\r\x1b[Ktilec: compile: lower", out)
-        self.assertIn("tilec: compile: tiles, kernel 1 of 1", out)
+        self.assertIn("\r\x1b[Ktilec: compile: kernels", out)
+        self.assertIn("tilec: compile: plan, kernel 1 of 1", out)
         self.assertIn("tilec: check: the reference evaluator", out)
         # The line is erased before the results are printed.
         self.assertIn("\r\x1b[KC: f32[9, 5]", out)
@@ -555,20 +555,24 @@ class CliTest(unittest.TestCase):
         for target, emit, marker in [("llvm", "llvm", "define"), ("opencl", "cl", "__kernel"),
                                      ("llvm", "kernels", "// ----- forms")]:
             with self.subTest(target=target, emit=emit):
-                j = self.json_of("compile", conv, *shapes, "--target", target, "--emit", emit, "--json")
+                j = self.json_of("compile", conv, *shapes, "--target", target, "--emit", emit, "--json",
+                                 "--no-tuning-cache")
                 self.assertEqual(j["target"], target)
                 self.assertEqual(j["emit"], emit)
                 self.assertIn(marker, j["text"])
                 self.assertGreaterEqual(len(j["kernels"]), 1)
                 for k in j["kernels"]:
                     self.assertRegex(k["name"], r"^kernel_\d+$")
-                    self.assertIn(k["form"], ["flat", "vector", "elementwise"])
+                    self.assertIn(k["form"], ["flat", "vector", "reduce", "transpose", "row group", "special"])
+                    self.assertEqual(k["config"], "model")  # no --tile, --rank or tuning cache entry
                     self.assertEqual(len(k["global"]), 3)
                     self.assertEqual(len(k["local"]), 3)
                     for g, l in zip(k["global"], k["local"]):
                         self.assertEqual(g % l, 0)
                     if k["form"] == "flat":
                         self.assertIsInstance(k["tile"], list)
+                    else:  # only the flat form has a tile
+                        self.assertIsNone(k["tile"])
                 self.assertIn("R", j["kernels"][-1]["outputs"])
 
     def test_devices_json(self) -> None:

@@ -121,7 +121,7 @@ TEST(ChooseLayouts, NoRelayoutWhereHalfVectorsRunAtFullRate) {
     EXPECT_EQ(Relayouts(compiled), 0) << c;
     bool eight = false;
     for (const auto& k : compiled.kernels)
-      eight |= k.code.vector_plan.find("x 8 lanes of float along co%8") != std::string::npos;
+      eight |= k.code.plan_text.find("x 8 lanes of float along co%8") != std::string::npos;
     EXPECT_TRUE(eight) << c;
   }
 }
@@ -144,7 +144,7 @@ TEST(ChooseLayouts, WeightsBlockedAlongTheOutputChannelAreRelayouted) {
   compiler::CompiledProgram compiled = compiler::CompileProgram(bound, options);
   bool whole = false;  // the convolution's vectors are 16 lanes wide
   for (const auto& k : compiled.kernels)
-    whole |= k.code.vector_plan.find("x 16 lanes of float along co") != std::string::npos;
+    whole |= k.code.plan_text.find("x 16 lanes of float along co") != std::string::npos;
   EXPECT_TRUE(whole);
 }
 

@@ -269,8 +269,8 @@ TEST_P(CpuForms, SplitReductions) {
     for (size_t k = 0; k < kernels.size(); k += 2) {
       EXPECT_NE(kernels[k].spec.flat.comment.find("(partial results)"), std::string::npos);
       EXPECT_NE(kernels[k + 1].spec.flat.comment.find("(combine)"), std::string::npos);
-      EXPECT_NE(kernels[k].code.vector_plan.find("Grid: 333 work items"), std::string::npos)
-          << kernels[k].code.vector_plan;
+      EXPECT_NE(kernels[k].code.plan_text.find("Grid: 333 work items"), std::string::npos)
+          << kernels[k].code.plan_text;
     }
     // The chunks are fixed by the shapes: the same bits on every run.
     if (!device->WhyCannotRun().empty()) continue;  // (CheckCase said it skipped)

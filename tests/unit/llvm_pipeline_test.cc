@@ -147,7 +147,7 @@ TEST(LlvmPipeline, VectorForm) {
   for (size_t i = 0; i < cases.size(); ++i) {
     auto program = Check(cases[i], {false, 1}, {}, fmt::format("vector case {}", i));
     bool vector = false;
-    for (const auto& k : program->compiled().kernels) vector |= !k.code.vector_plan.empty();
+    for (const auto& k : program->compiled().kernels) vector |= !k.code.plan_text.empty();
     EXPECT_TRUE(vector) << "case " << i << " did not use the vector form";
   }
 }
@@ -183,7 +183,7 @@ TEST(LlvmPipeline, PanelsBlockedLayoutsAndStreamingStores) {
   for (const auto& [c, expect] : cases) {
     auto program = CheckOn(Avx512(), c, {false, 1}, {}, expect);
     std::string plans;
-    for (const auto& k : program->compiled().kernels) plans += k.code.vector_plan;
+    for (const auto& k : program->compiled().kernels) plans += k.code.plan_text;
     EXPECT_NE(plans.find(expect), std::string::npos) << plans;
   }
 }
@@ -202,7 +202,7 @@ TEST(LlvmPipeline, StreamingStoresForResultsAboveTwiceTheL2Caches) {
   ASSERT_LT(n * 4, l2 * 8);
   auto plans = [](const runtime::Program& p) {
     std::vector<std::string> out;
-    for (const auto& k : p.compiled().kernels) out.push_back(k.code.vector_plan);
+    for (const auto& k : p.compiled().kernels) out.push_back(k.code.plan_text);
     return out;
   };
   auto result = Check({"function (A[N]) -> (R) { R = exp(A) + 1; }", {{"A", F32({n_result})}}}, {false, 1},
@@ -299,7 +299,7 @@ std::vector<std::string> PlansWithCaches(const char* source, const std::map<std:
   options.hw.compute_units = compute_units;
   options.hw.l3_bytes = l3;
   std::vector<std::string> plans;
-  for (const auto& k : compiler::CompileProgram(bound, options).kernels) plans.push_back(k.code.vector_plan);
+  for (const auto& k : compiler::CompileProgram(bound, options).kernels) plans.push_back(k.code.plan_text);
   return plans;
 }
 

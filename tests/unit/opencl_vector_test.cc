@@ -19,7 +19,7 @@ using testing::F64;
 // The vector plan text of every kernel, in order ("" for the flat form).
 std::vector<std::string> Plans(const runtime::Program& p) {
   std::vector<std::string> plans;
-  for (const auto& k : p.compiled().kernels) plans.push_back(k.code.vector_plan);
+  for (const auto& k : p.compiled().kernels) plans.push_back(k.code.plan_text);
   return plans;
 }
 

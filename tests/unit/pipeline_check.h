@@ -104,7 +104,7 @@ inline lang::Program BindCase(const Case& c) {
 // Every kernel's vector plan (forms/vector.cc), concatenated ("" if none has one).
 inline std::string VectorPlans(const runtime::Program& program) {
   std::string plans;
-  for (const auto& k : program.compiled().kernels) plans += k.code.vector_plan;
+  for (const auto& k : program.compiled().kernels) plans += k.code.plan_text;
   return plans;
 }
 

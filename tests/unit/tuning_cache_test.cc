@@ -191,7 +191,7 @@ void CachedWinnerIsApplied(const std::string& device_prefix) {
   const compiler::CompiledKernel& t = tuned.compiled().kernels.at(0);
   EXPECT_TRUE(t.tuned);
   EXPECT_EQ(t.tile, compiler::FromCanonical(compiler::SignKernel(t.spec), winner.tile));
-  EXPECT_TRUE(t.code.vector_plan.empty());
+  EXPECT_TRUE(t.code.plan_text.empty());
   testing::CompareWithEvaluator(tuned, "cached winner " + device_prefix);
   // --tile names the kernel: it wins over the cache.
   options.forced_tiles["kernel_0"] = {1, 1, 1};

@@ -108,7 +108,7 @@ BenchResult BenchDevice(const BenchOptions& opts, const std::string& target, con
   runtime::Program compiled = runtime::Program::Compile(program, device, options);
   r.compile_ms = MsSince(start);
   if (global.verbose >= 1) fmt::print(stderr, "tilec: compile and build: {:.2f} ms\n", r.compile_ms);
-  CheckKernelNames(options, compiled.compiled());
+  CheckKernelSettings(options, compiled.compiled());
   LogTunedKernels(global, compiled.compiled());
   compiled.SetConstantInputs(opts.constants);
   r.memory = compiled.memory_plan();

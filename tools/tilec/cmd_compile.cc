@@ -47,10 +47,10 @@ lang::Program BindFile(const CompileOptions& o, const GlobalOptions& global,
   return Timed(global, "bind", [&] { return BindWithLayouts(f, file.BindShapes(), file.args.layouts); }, timings);
 }
 
-// Which form a kernel got: the vector form's first plan line, else the flat
+// Which form a kernel got: its plan's first line, else the flat
 // (seed-structured, GPU) form with its tile.
 std::string FormText(const compiler::CompiledKernel& k) {
-  const std::string& plan = k.code.vector_plan;
+  const std::string& plan = k.code.plan_text;
   if (!plan.empty()) return plan.substr(0, plan.find('\n'));
   if (k.search) return fmt::format("Flat form, tile {}", compiler::TileText(k.spec.flat, k.tile));
   return fmt::format("One work item per element ({})", compiler::Name(k.spec.kind));
@@ -59,7 +59,9 @@ std::string FormText(const compiler::CompiledKernel& k) {
 Json KernelJson(const compiler::CompiledKernel& k) {
   Json j = Json::Object();
   j.Set("name", k.spec.name).Set("kind", compiler::Name(k.spec.kind));
-  j.Set("form", !k.code.vector_plan.empty() ? "vector" : k.search ? "flat" : "elementwise");
+  j.Set("form", compiler::Name(k.code.form));
+  // Where a flat kernel's settings came from (compiler::ResolveConfig).
+  j.Set("config", compiler::Name(k.source));
   j.Set("form_text", FormText(k));
   j.Set("tile", k.search ? Json::ArrayOf(k.tile) : Json());
   j.Set("global", Json::ArrayOf(std::vector<int64_t>(k.code.global.begin(), k.code.global.end())));
@@ -69,8 +71,8 @@ Json KernelJson(const compiler::CompiledKernel& k) {
 }
 
 void RunCompile(const CompileOptions& o, const GlobalOptions& global, bool explain) {
-  static const std::vector<std::string> kEmit = {"kernels", "tiles", "plan", "sem",
-                                                 "cl",      "llvm",  "llvm-opt"};
+  std::vector<std::string> kEmit = compiler::StageNames();
+  for (const char* code : {"cl", "llvm", "llvm-opt"}) kEmit.push_back(code);
   if (std::find(kEmit.begin(), kEmit.end(), o.emit) == kEmit.end())
     TILEC_USER_ERROR("--emit {}: unknown stage (available: {})", o.emit, JoinNames(kEmit));
   if (o.hw != "device" && o.hw != "seed")
@@ -107,11 +109,10 @@ void RunCompile(const CompileOptions& o, const GlobalOptions& global, bool expla
   ApplyKernelOptions(o.kernel, options);
   // Tuned configurations belong to a device: only with its hardware model.
   if (device && o.hw == "device") ApplyTuningCache(options, *device, o.kernel.no_tuning_cache);
-  std::string stage = o.emit == "kernels" ? "lower" : o.emit;
   if (explain) {
-    options.print_after = {"lower", "tiles", "plan"};
+    options.print_after = {"kernels", "tiles", "plan"};
   } else if (!code && o.output.empty()) {
-    options.print_after = {stage};
+    options.print_after = {o.emit};
   }
   std::string text;  // what is printed (or, with --json, put in "text")
   options.print_sink = [&](const std::string& s, const std::string& t) {
@@ -130,7 +131,7 @@ void RunCompile(const CompileOptions& o, const GlobalOptions& global, bool expla
     ProgressTicker ticker(progress);
     return Timed(global, "compile", [&] { return compiler::CompileProgram(program, options); }, &timings);
   }();
-  CheckKernelNames(options, compiled);
+  CheckKernelSettings(options, compiled);
   LogTunedKernels(global, compiled);
   if (!o.output.empty()) {
     progress.Set(fmt::format("emit ahead-of-time code for {}", device->id()));
@@ -241,14 +242,16 @@ Command AddCompileCommand(CLI::App& parent, const GlobalOptions& global) {
       "  cc -O2 app.c conv.c tilec_aot_runtime.c conv.o -lpthread -lm -lmvec   "
       "# conv.h says whether -lmvec is needed"));
   AddShared(app, *opts);
-  app->add_option("--emit", opts->emit, "Stage to print: kernels, tiles, plan, sem, cl, llvm, llvm-opt")
+  app->add_option("--emit", opts->emit,
+                  "Pass to print the IR after (hoist, layouts, kernels, tiles, plan, sem), or the target code "
+                  "(cl, llvm, llvm-opt)")
       ->capture_default_str();
   app->add_option("-o,--output", opts->output,
                   "Write ahead-of-time output instead of printing a stage: for llvm NAME.o, NAME.h (int NAME(...)), "
                   "NAME.c and tilec_aot_runtime.{h,c}; for opencl NAME.cl and NAME.json (launch description)")
       ->type_name("[DIR/]NAME");
   AddJsonFlag(app, opts->json,
-              "file, target, device, hw, emit, kernels [{name, kind, form, form_text, tile, global, local, "
+              "file, target, device, hw, emit, kernels [{name, kind, form, config, form_text, tile, global, local, "
               "outputs, inputs}], temporaries, text (the --emit stage), timings_ms");
   return {app, WithTargetGiven(app, opts, [opts, &global] { RunCompile(*opts, global, false); })};
 }

@@ -205,7 +205,7 @@ std::map<std::string, lang::Tensor> RunOnDevice(const RunOptions& opts, const la
   };
   ProgressTicker ticker(progress);
   runtime::Program compiled = runtime::Program::Compile(program, device, options);
-  CheckKernelNames(options, compiled.compiled());
+  CheckKernelSettings(options, compiled.compiled());
   LogTunedKernels(global, compiled.compiled());
   // The layout each output got on the device (chosen by the compiler for `any`).
   for (const std::string& name : program.outputs) (*layouts)[name] = lang::ToSpec(compiled.bound().Tensor(name).layout);

@@ -141,7 +141,7 @@ void ApplyKernelOptions(const KernelOptions& o, compiler::CompileOptions& c) {
   if (o.no_tuning_cache) c.tuned = std::map<std::string, compiler::KernelConfig>{};
 }
 
-void CheckKernelNames(const compiler::CompileOptions& options, const compiler::CompiledProgram& compiled) {
+void CheckKernelSettings(const compiler::CompileOptions& options, const compiler::CompiledProgram& compiled) {
   std::vector<std::string> names;
   for (const compiler::CompiledKernel& k : compiled.kernels) names.push_back(k.spec.name);
   auto check = [&](const std::string& option, const std::string& kernel) {
@@ -152,6 +152,7 @@ void CheckKernelNames(const compiler::CompileOptions& options, const compiler::C
   for (const auto& [kernel, tile] : options.forced_tiles) check("--tile", kernel);
   for (const auto& [kernel, rank] : options.candidate_rank) check("--rank", kernel);
   for (const auto& [kernel, shape] : options.work_groups) check("--work-group", kernel);
+  for (const std::string& w : compiled.warnings) fmt::print(stderr, "warning: {}\n", w);
 }
 
 CLI::Option* AddSeedOption(CLI::App* app, uint64_t& seed) {

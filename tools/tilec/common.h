@@ -93,8 +93,9 @@ struct KernelOptions {
 void AddKernelOptions(CLI::App* app, KernelOptions& o);
 // Sets the compile options the kernel options stand for (UserError for a bad --tile or --rank value).
 void ApplyKernelOptions(const KernelOptions& o, compiler::CompileOptions& c);
-// Every kernel named by --tile or --rank must exist (UserError otherwise).
-void CheckKernelNames(const compiler::CompileOptions& options, const compiler::CompiledProgram& compiled);
+// Every kernel named by --tile, --rank or --work-group must exist (UserError
+// otherwise); the settings the compile did not use are printed as warnings.
+void CheckKernelSettings(const compiler::CompileOptions& options, const compiler::CompiledProgram& compiled);
 
 // Adds `--seed N` (random inputs: input i uses SEED + i).
 CLI::Option* AddSeedOption(CLI::App* app, uint64_t& seed);
