@@ -3,9 +3,11 @@
 #include <fmt/format.h>
 
 #include <algorithm>
+#include <cstdlib>
 #include <limits>
 #include <optional>
 #include <set>
+#include <tuple>
 
 #include "support/error.h"
 #include "tile_lang/binder.h"
@@ -518,6 +520,8 @@ class Deriver {
   void Elementwise(const ElementwiseOp& op, Grad g);
   void Contraction(const ContractionOp& c, const std::string& g);
   void Extremum(const ContractionOp& c, const std::string& g);
+  std::optional<std::pair<std::string, std::vector<Polynomial>>> WindowKey(const ContractionOp& c,
+                                                                           const std::string& g);
   void Default(const ContractionOp& c, const std::string& g);
   void Special(const SpecialOp& op, const std::string& g);
   std::vector<ast::Statement> Forward();
@@ -868,9 +872,10 @@ std::optional<std::string> Deriver::BatchVar(const Gather& g, const ContractionO
 
 // `>`/`<`: the gradient of each output element goes to one input element of
 // its window, the extremum of smallest row-major position. Each input element
-// gets a key (count - position, so larger is earlier); a `>` contraction picks
-// the largest key among the elements equal to the result; a `+` contraction
-// routes the gradient to the element holding it.
+// gets a key (larger is earlier: a window position's, WindowKey, or else
+// count - position in i32); a `>` contraction picks the largest key among the
+// elements equal to the result; a `+` contraction routes the gradient to the
+// element holding it.
 void Deriver::Extremum(const ContractionOp& c, const std::string& g) {
   if (c.comb != ast::CombOp::None)
     Fail(c.span, fmt::format("'{}' is a max/min of a combination of inputs; only a max/min of one input has a "
@@ -882,39 +887,120 @@ void Deriver::Extremum(const ContractionOp& c, const std::string& g) {
     Fail(c.span, fmt::format("an element of '{}' can be reached twice in one window of the max/min '{}', so the "
                              "gradient has no single target", a.tensor, c.output));
   const Shape& in = ShapeOf(a.tensor);
-  int64_t count = in.ElementCount();
-  if (count >= std::numeric_limits<int32_t>::max())
-    Fail(c.span, fmt::format("'{}' has {} elements; the max/min gradient numbers them in i32", a.tensor, count));
-  ExprPtr x = TensorExpr(Name(a.tensor));
-  ExprPtr key;
-  if (in.dims.empty()) {
-    key = ast::MakeBinary(ast::BinaryOp::Add,
-                          ast::MakeBinary(ast::BinaryOp::Mul, Call("as_int", {x, ast::MakeInt(32)}), ast::MakeInt(0)),
-                          ast::MakeInt(1));
+  std::string key_name;
+  std::vector<Polynomial> key_index = a.index;
+  if (auto window = WindowKey(c, g)) {
+    std::tie(key_name, key_index) = *window;
   } else {
-    ExprPtr flat;
-    int64_t stride = 1;
-    for (size_t k = in.dims.size(); k-- > 0;) {
-      ExprPtr term = Call("index", {x, ast::MakeInt(static_cast<int64_t>(k))});
-      if (stride != 1) term = ast::MakeBinary(ast::BinaryOp::Mul, term, ast::MakeInt(stride));
-      flat = flat ? ast::MakeBinary(ast::BinaryOp::Add, term, flat) : term;
-      stride *= in.dims[k];
+    int64_t count = in.ElementCount();
+    if (count >= std::numeric_limits<int32_t>::max())
+      Fail(c.span, fmt::format("'{}' has {} elements; the max/min gradient numbers them in i32", a.tensor, count));
+    ExprPtr x = TensorExpr(Name(a.tensor));
+    ExprPtr key;
+    if (in.dims.empty()) {
+      key = ast::MakeBinary(ast::BinaryOp::Add,
+                            ast::MakeBinary(ast::BinaryOp::Mul, Call("as_int", {x, ast::MakeInt(32)}), ast::MakeInt(0)),
+                            ast::MakeInt(1));
+    } else {
+      ExprPtr flat;
+      int64_t stride = 1;
+      for (size_t k = in.dims.size(); k-- > 0;) {
+        ExprPtr term = Call("index", {x, ast::MakeInt(static_cast<int64_t>(k))});
+        if (stride != 1) term = ast::MakeBinary(ast::BinaryOp::Mul, term, ast::MakeInt(stride));
+        flat = flat ? ast::MakeBinary(ast::BinaryOp::Add, term, flat) : term;
+        stride *= in.dims[k];
+      }
+      key = ast::MakeBinary(ast::BinaryOp::Sub, ast::MakeInt(count), flat);
     }
-    key = ast::MakeBinary(ast::BinaryOp::Sub, ast::MakeInt(count), flat);
+    key_name = Emit(Name(a.tensor) + "_key", key);
   }
-  std::string key_name = Emit(Name(a.tensor) + "_key", key);
   ast::Contraction w;
   w.output = Ref("", c.output_index);
   w.sizes = Sizes(ShapeOf(c.output).dims);
   w.agg = ast::AggOp::Max;
   w.comb = ast::CombOp::Cond;
-  w.inputs = {Ref(Name(a.tensor), a.index), Ref(Name(c.output), c.output_index), Ref(key_name, a.index)};
+  w.inputs = {Ref(Name(a.tensor), a.index), Ref(Name(c.output), c.output_index), Ref(key_name, key_index)};
   w.constraints = Constraints(c);
   std::string win = Emit(Name(c.output) + "_winner", std::move(w));
-  Gather d{a.index, {{key_name, a.index}, {win, c.output_index}, {g, c.output_index}}, c.constraints};
+  Gather d{a.index, {{key_name, key_index}, {win, c.output_index}, {g, c.output_index}}, c.constraints};
   MakeOutputPlain(d, c, in.dims);
   std::string name = Emit(GradBase(a.tensor), Write(std::move(d), c, a.tensor, ast::AggOp::Sum, ast::CombOp::Cond));
   Contribute(a.tensor, name, in.dims, ShapeOf(c.output).dtype, true);
+}
+
+// The key of a window position, where the output's indices are distinct
+// plain variables or constants (a pooling window): within a window the
+// other variables (the window's, r) alone move A's row-major position, by
+// sum_r s_r * r, so a tensor over the window, `Key[r - lo_r, ...] = base -
+// sum_r s_r * (r - lo_r)`, orders a window's elements as the position does,
+// without a key per element of A (a kernel and two reads of A's size). Its
+// type is A's float type (f32 for narrower floats), the compared operands'
+// width, so the vector form takes the winner and the routing. The shape
+// comes from `Win[r, ... : ranges] = =(g[0, ...])` (only its shape is read).
+// None where the rule does not apply (the per-element key then).
+std::optional<std::pair<std::string, std::vector<Polynomial>>> Deriver::WindowKey(const ContractionOp& c,
+                                                                                  const std::string& g) {
+  const Shape& in = ShapeOf(c.inputs[0].tensor);
+  const Shape& out = ShapeOf(c.output);
+  if (out.ElementCount() == 0 || !IsFloat(in.dtype)) return std::nullopt;
+  std::set<std::string> out_vars;
+  for (const Polynomial& p : c.output_index) {
+    if (p.IsConstant()) continue;
+    if (p.terms.size() != 1 || !(p.constant == Rational(0)) || !(p.terms.begin()->second == Rational(1)) ||
+        !out_vars.insert(p.terms.begin()->first).second)
+      return std::nullopt;
+  }
+  std::vector<int64_t> strides(in.dims.size(), 1);
+  for (size_t d = in.dims.size(); d-- > 1;) strides[d - 1] = strides[d] * in.dims[d];
+  std::vector<std::string> vars;
+  std::vector<int64_t> lo, ranges, steps;
+  int64_t base = 1, top = 1;  // the key's range: [1, top]
+  for (size_t k = 0; k < c.index_vars.size(); ++k) {
+    const std::string& v = c.index_vars[k];
+    if (out_vars.count(v)) continue;
+    Rational step = 0;
+    for (size_t d = 0; d < in.dims.size(); ++d) step = step + c.inputs[0].index[d].Coeff(v) * Rational(strides[d]);
+    const ContractionOp::Bound& b = c.bounds[k];
+    if (!step.IsInteger() || b.lo > b.hi) return std::nullopt;
+    vars.push_back(v);
+    lo.push_back(b.lo);
+    ranges.push_back(b.hi - b.lo + 1);
+    steps.push_back(step.num);
+    int64_t span = std::abs(step.num) * (b.hi - b.lo);
+    if (step.num > 0) base += span;
+    top += span;
+    if (top >= (int64_t{1} << 24)) return std::nullopt;  // exact in f32
+  }
+  if (vars.empty()) return std::nullopt;
+  ast::Contraction win;
+  std::vector<Polynomial> index;
+  for (const std::string& v : vars) {
+    Polynomial p;
+    p.terms[v] = 1;
+    win.output.indices.push_back(PolynomialExpr(p));
+  }
+  win.sizes = Sizes(ranges);
+  win.agg = ast::AggOp::Assign;
+  win.inputs.push_back(Ref(g, std::vector<Polynomial>(out.dims.size())));
+  std::string shape = Emit(Name(c.output) + "_window", std::move(win));
+  // base + sum over negative steps - sum over positive ones, of index * |step|
+  ExprPtr plus = ast::MakeInt(base), minus;
+  for (size_t k = 0; k < vars.size(); ++k) {
+    ExprPtr term = Call("index", {TensorExpr(shape), ast::MakeInt(static_cast<int64_t>(k))});
+    if (std::abs(steps[k]) != 1) term = ast::MakeBinary(ast::BinaryOp::Mul, term, ast::MakeInt(std::abs(steps[k])));
+    if (steps[k] < 0) plus = ast::MakeBinary(ast::BinaryOp::Add, plus, term);
+    if (steps[k] > 0) minus = minus ? ast::MakeBinary(ast::BinaryOp::Add, minus, term) : term;
+  }
+  ExprPtr key = minus ? ast::MakeBinary(ast::BinaryOp::Sub, plus, minus) : plus;
+  int bits = in.dtype == DataType::F64 ? 64 : 32;
+  std::string name = Emit(Name(c.inputs[0].tensor) + "_key", Call("as_float", {key, ast::MakeInt(bits)}));
+  for (size_t k = 0; k < vars.size(); ++k) {
+    Polynomial p;
+    p.terms[vars[k]] = 1;
+    p.constant = Rational(-lo[k]);
+    index.push_back(p);
+  }
+  return std::make_pair(name, index);
 }
 
 // `default P`: P's elements pass through where the contraction reached

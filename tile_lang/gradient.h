@@ -34,8 +34,9 @@
 //    by ShiftFree in gradient.cc) get no gradient (a stop-gradient).
 //  * `>`/`<` of one input: the gradient goes to one element per output
 //    element, the extremum of smallest row-major position in the input
-//    (PyTorch's first-index rule for pooling windows), via an i32 key per
-//    input element and a `>` contraction that picks the winning key.
+//    (PyTorch's first-index rule for pooling windows), via a key (a float
+//    tensor over a pooling window's variables, else an i32 per input
+//    element) and a `>` contraction that picks the winning key.
 //  * `default P`: P gets O's gradient where the contraction reached nothing.
 //  * Elementwise functions: the table in grad_rules.h; broadcast operands get
 //    the gradient summed over their broadcast dimensions.

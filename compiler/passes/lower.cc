@@ -622,6 +622,7 @@ class Lowerer {
       bool pack = block > 0 && ((range_v % options_.vector_block == 0 && !batched) ||
                                 slice >= options_.padded_panel_min_bytes);
       if (s == 0 || (s == 1 && (split || !pack))) continue;
+      if (t.shape.ElementCount() == 0) continue;  // nothing to read
       if (SaturatingMul(t.shape.ElementCount(), s == 1 ? kPanelMinUses : kCopyMinUses) > work) continue;
       // Exactly one dimension indexed by v alone, with coefficient 1.
       int dim = -1, uses = 0;
@@ -702,6 +703,10 @@ class Lowerer {
     extended_.tensors[copy.name] = copy;
     plan_.new_tensors.push_back(copy);
     copies_[key] = copy.name;
+    if (t.shape.ElementCount() == 0) {
+      available_.insert(copy.name);
+      return copy.name;  // nothing to copy (a kernel over no points is not one)
+    }
 
     ContractionOp c = lang::IdentityCopy(t, copy.name);
     std::string comment = fmt::format("{} = copy of {} {}", copy.name, t.name, how);

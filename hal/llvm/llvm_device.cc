@@ -166,7 +166,8 @@ class CpuExecutable final : public Executable {
     // groups run on one core) and the last ones single groups. A thread
     // slowed down (by another process, or a heavier stretch of the grid)
     // takes fewer pieces, and the threads finish within about one group of
-    // each other instead of one large piece.
+    // each other instead of one large piece; one that has not begun when the
+    // pieces are all taken is not waited for (ThreadPool::Share).
     std::atomic<int64_t> next{0};
     // A small grid (fewer than 16 groups per thread: global pooling's 8)
     // runs in fixed pieces of about 1/8 of a thread's share instead: its
@@ -180,7 +181,7 @@ class CpuExecutable final : public Executable {
       // concurrent small launches take turns).
       CallKernel(k.fn, args, 0, total);
     } else {
-      pool_.Run(chunks, [&](int) {
+      pool_.Share(chunks, [&](int) {
         int64_t first = next.load(std::memory_order_relaxed);
         while (first < total) {
           int64_t piece = guided ? std::max<int64_t>(1, (total - first) / (2 * int64_t{chunks})) : fixed;

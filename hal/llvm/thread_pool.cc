@@ -51,7 +51,8 @@ void ThreadPool::Work(int index) {
       start_.wait(lock, [&] { return stop_ || generation_ != seen; });
       if (stop_) return;
       seen = generation_;
-      if (index >= chunks_) continue;
+      if (index >= chunks_ || !open_) continue;
+      if (share_) ++pending_;
       fn = fn_;
     }
     std::exception_ptr error;
@@ -66,7 +67,11 @@ void ThreadPool::Work(int index) {
   }
 }
 
-void ThreadPool::Run(int chunks, const std::function<void(int)>& fn) {
+void ThreadPool::Run(int chunks, const std::function<void(int)>& fn) { Launch(chunks, false, fn); }
+
+void ThreadPool::Share(int threads, const std::function<void(int)>& fn) { Launch(threads, true, fn); }
+
+void ThreadPool::Launch(int chunks, bool share, const std::function<void(int)>& fn) {
   TILEC_CHECK(chunks >= 0 && chunks <= size(), "{} chunks for a pool of {} threads", chunks,
               size());
   std::lock_guard<std::mutex> run_lock(run_mutex_);
@@ -78,7 +83,9 @@ void ThreadPool::Run(int chunks, const std::function<void(int)>& fn) {
     std::lock_guard<std::mutex> lock(mutex_);
     fn_ = &fn;
     chunks_ = chunks;
-    pending_ = chunks - 1;
+    share_ = share;
+    open_ = true;
+    pending_ = share ? 0 : chunks - 1;
     error_ = nullptr;
     ++generation_;
   }
@@ -89,10 +96,16 @@ void ThreadPool::Run(int chunks, const std::function<void(int)>& fn) {
   } catch (...) {
     error = std::current_exception();
   }
+  if (share) {
+    // The work is taken: a worker that has not begun has nothing to do.
+    std::lock_guard<std::mutex> lock(mutex_);
+    open_ = false;
+  }
   SpinWhileNot([&] { return pending_.load(std::memory_order_acquire) == 0; });
   std::unique_lock<std::mutex> lock(mutex_);
   finished_.wait(lock, [&] { return pending_ == 0; });
   fn_ = nullptr;
+  open_ = false;
   if (!error) error = error_;
   if (error) std::rethrow_exception(error);
 }

@@ -54,6 +54,7 @@ class TileOp:
         self._source, self._device, self._name = source, device, name
         self._outputs = source_outputs(source, name)
         self._gradients = {}  # (wrt, outputs) -> Gradient
+        self._compiled_gradients = {}  # (wrt, outputs, input signature) -> (tilec function, incoming names)
 
     def __call__(self, **tensors):
         for key, value in tensors.items():
@@ -77,14 +78,20 @@ class TileOp:
     def _backward(self, inputs, wrt, outputs, grads):
         """The gradients of `wrt` (a dict name -> tensor) given the incoming
         gradients `grads` of the float `outputs`."""
-        key = (tuple(wrt), tuple(outputs))
-        gradient = self._gradients.get(key)
-        if gradient is None:
-            gradient = Gradient(self._source, wrt=wrt, outputs=outputs, device=self._device,
-                                name=self._name)
-            self._gradients[key] = gradient
-        f = gradient.function(**inputs)
-        incoming = f.inputs[len(inputs):]  # O_grad per output, in the order of `outputs`
+        # The compiled gradient and its incoming-gradient names by (wrt,
+        # outputs, the inputs' dtypes and shapes): one dict lookup per
+        # backward (Gradient.function's signature costs a few us per input).
+        key = (tuple(wrt), tuple(outputs), tuple((n, t.dtype, t.shape) for n, t in inputs.items()))
+        entry = self._compiled_gradients.get(key)
+        if entry is None:
+            gradient = self._gradients.get(key[:2])
+            if gradient is None:
+                gradient = Gradient(self._source, wrt=wrt, outputs=outputs, device=self._device,
+                                    name=self._name)
+                self._gradients[key[:2]] = gradient
+            f = gradient.function(**inputs)
+            entry = self._compiled_gradients[key] = (f, f.inputs[len(inputs):])  # O_grad per output
+        f, incoming = entry
         args = dict(inputs)
         args.update({n: g.detach().contiguous() for n, g in zip(incoming, grads)})
         result = f(**args)

@@ -209,5 +209,25 @@ TEST(DifftestRegressions, ReadersBetweenAGroupsOpsReadItsCopy) {
                          "min between T0 and T3 = T0, 19 rows");
 }
 
+// difftest --grad seed 10688: the gradient of `T1[k, n : 0, N1] = +(T0[k])`
+// sums the empty T1_grad into T0_grad (zeros); the contraction's input was
+// copied into a layout for the vector form, and the copy's fill kernel over
+// no points failed Verify ("index i0 has range 0", internal error). The
+// forward path alike: any contraction reading an empty input along an output
+// index. An empty tensor is no longer copied (nothing to read).
+TEST(DifftestRegressions, ContractionOfAnEmptyInput) {
+  CheckBothBackendsExact(Case("function (X[M, N]) -> (O) { O[k : 1] = +(X[k, n]); }", {{"X", F32({0, 2})}}),
+                         "sum over an empty input");
+  CheckBothBackendsExact(Case("function (X[M, N]) -> (O) { O[k, j : 3, N] = +(X[k, j]); }", {{"X", F32({0, 5})}}),
+                         "copy of an empty input into a larger output");
+  // The reproducer's gradient program, as `tilec grad` derives it.
+  CheckBothBackendsExact(Case("function (A[N2, N1, N1, N3], T1_grad) -> (A_grad) {\n"
+                              "  T0_grad[k : 1] = +(T1_grad[k, n]);\n"
+                              "  A_grad[i, i, j, 0 : 1, 2, 2, 1] = +(T0_grad[j]);\n"
+                              "}",
+                              {{"A", Of(lang::DataType::F64, {1, 2, 2, 1})}, {"T1_grad", Of(lang::DataType::F64, {0, 2})}}),
+                         "difftest --grad seed 10688");
+}
+
 }  // namespace
 }  // namespace tilec::testing

@@ -122,6 +122,41 @@ TEST(LlvmThreadPool, EveryChunkOncePerLaunch) {
   pool.Run(0, [](int) { FAIL() << "no chunk to run"; });
 }
 
+// Share: every piece of shared work runs once, whichever threads join.
+TEST(LlvmThreadPool, ShareRunsEveryPieceOnce) {
+  ThreadPool pool(3);
+  for (int launch = 0; launch < 300; ++launch) {
+    const int pieces = launch % 50;
+    std::vector<std::atomic<int>> hits(pieces);
+    std::atomic<int> next{0};
+    pool.Share(1 + launch % 3, [&](int) {
+      for (int p = next++; p < pieces; p = next++) hits[p].fetch_add(1);
+    });
+    for (int p = 0; p < pieces; ++p) ASSERT_EQ(hits[p].load(), 1) << launch << " " << p;
+  }
+}
+
+// Share with work the caller takes at once: workers that wake after it may
+// or may not call fn (timing), but the one piece runs exactly once per
+// launch, the launch returns, and a later Run still runs every chunk.
+TEST(LlvmThreadPool, ShareSkipsLateWorkers) {
+  ThreadPool pool(2);
+  std::atomic<int> calls{0}, pieces{0};
+  for (int launch = 0; launch < 200; ++launch) {
+    std::atomic<bool> taken{false};
+    pool.Share(2, [&](int) {
+      ++calls;
+      if (!taken.exchange(true)) ++pieces;
+    });
+  }
+  EXPECT_EQ(pieces.load(), 200);
+  EXPECT_GE(calls.load(), 200);
+  EXPECT_LE(calls.load(), 400);
+  std::atomic<int> after{0};
+  pool.Run(2, [&](int) { ++after; });  // the pool still runs every chunk of a Run
+  EXPECT_EQ(after.load(), 2);
+}
+
 TEST(LlvmThreadPool, ExceptionsReachTheCaller) {
   ThreadPool pool(3);
   EXPECT_THROW(pool.Run(3,
