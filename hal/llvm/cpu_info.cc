@@ -311,8 +311,9 @@ compiler::HardwareModel CpuHardwareModel(const CpuInfo& cpu) {
   // Staged tiles (when asked for) must fit where they stay hot: L1.
   hw.max_mem = hw.l1_bytes;
   hw.local_memory_managed = false;
-  // AArch64: NEON's 4 f32 lanes and 32 registers, no predicates (SVE's,
-  // where there are some, are not used: kernels take NEON's fixed width).
+  // AArch64: NEON's 4 f32 lanes and 32 registers, no predicates. On SVE
+  // cores (neoverse-v1) the forms still plan NEON's fixed width; only LLVM's
+  // loop vectorizer, widening a scalar loop itself, may take SVE's vectors.
   bool aarch64 = cpu.arch == CpuArch::AArch64;
   hw.vec_size = cpu.avx512f ? 16 : cpu.avx2 ? 8 : 4;
   hw.vector_registers = cpu.avx512f || aarch64 ? 32 : 16;

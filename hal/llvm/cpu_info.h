@@ -9,7 +9,7 @@
 // The CPU form: one work item per group (threads = 1), no programmer-managed
 // local memory, tiles sized for the L1 data cache, vectors as wide as the
 // widest SIMD unit (16 f32 lanes with AVX-512F, 8 with AVX2, else 4; 4 on
-// AArch64, whose kernels use NEON's 128-bit vectors, also on SVE cores).
+// AArch64: the forms plan NEON's 128-bit vectors, also on SVE cores).
 #pragma once
 
 #include <cstdint>

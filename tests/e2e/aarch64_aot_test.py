@@ -4,28 +4,36 @@ neoverse-n1 -o NAME` for the seed's conv+ReLU, a matmul and the math builtins
 (sizes that divide no vector width), the generated files cross-compiled with
 a small C driver by Debian's aarch64-linux-gnu-gcc, run under qemu-aarch64,
 and compared with the reference evaluator (`tilec run --target ref`) on the
-host.
+host; then every program of examples/ the same way against its NumPy
+reference (tests/e2e/example_specs.py).
 
 Needs gcc-aarch64-linux-gnu, libc6-dev-arm64-cross and qemu-user
 (scripts/setup.sh installs them); without them it exits 77, which ctest
 reports as skipped. Run with /usr/bin/python3 (the interpreter that has NumPy):
-    tests/e2e/aarch64_aot_test.py --tilec build/tools/tilec
+    tests/e2e/aarch64_aot_test.py --tilec build/tools/tilec --source-dir .
 """
 
 from __future__ import annotations
 
 import argparse
 import os
+import re
 import shutil
 import subprocess
 import sys
 import tempfile
 import unittest
+import zlib
 from pathlib import Path
 
 import numpy as np
 
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+import example_specs  # noqa: E402 (beside this file)
+import examples_test  # noqa: E402
+
 TILEC: str = ""
+SOURCE_DIR: Path = Path(".")
 CC = "aarch64-linux-gnu-gcc"
 QEMU = "qemu-aarch64"
 SYSROOT = Path("/usr/aarch64-linux-gnu")
@@ -89,6 +97,39 @@ int main(void) {
   return 0;
 }
 """
+
+
+# Element types: NumPy's names and Tilec's.
+DTYPES = {"float32": "f32", "float64": "f64", "float16": "f16", "int8": "i8", "int16": "i16", "int32": "i32",
+          "int64": "i64", "uint8": "u8", "uint16": "u16", "uint32": "u32", "uint64": "u64", "bool": "bool"}
+NUMPY_TYPES = {t: n for n, t in DTYPES.items()}
+# A tensor line of a generated header: "//   R: output f32[1, 13, 13, 19], layout row-major, 12844 bytes".
+HEADER_LINE = re.compile(r"^//   (\w+): (input|output) (\w+)\[([0-9, ]*)\], layout (\S+), (\d+) bytes$")
+
+
+# A C program that reads each input of `buffers` (header lines) from in_NAME.bin, calls prog and
+# writes each output to out_NAME.bin.
+def example_driver(buffers: list[tuple[str, ...]]) -> str:
+    lines = ["#include <stdio.h>", "#include <stdlib.h>", "", '#include "prog.h"', "",
+             "static void* read_file(const char* path, size_t bytes) {",
+             "  void* p = malloc(bytes ? bytes : 1);",
+             '  FILE* f = fopen(path, "rb");',
+             '  if (!p || !f || fread(p, 1, bytes, f) != bytes) { fprintf(stderr, "cannot read %s\\n", path); exit(2); }',
+             "  fclose(f);", "  return p;", "}", "", "int main(void) {"]
+    args = []
+    for tensor, role, _, _, _, size in buffers:
+        if role == "input":
+            lines.append(f'  void* {tensor}_ = read_file("in_{tensor}.bin", {size});')
+        else:
+            lines.append(f"  void* {tensor}_ = malloc({size} + 1);")
+        args.append(f"{tensor}_")
+    lines.append(f"  if (prog({', '.join(args)}) != 0) return 3;")
+    for tensor, role, _, _, _, size in buffers:
+        if role == "output":
+            lines += [f'  FILE* {tensor}_file = fopen("out_{tensor}.bin", "wb");',
+                      f"  if (!{tensor}_file || fwrite({tensor}_, 1, {size}, {tensor}_file) != {size}) return 2;",
+                      f"  fclose({tensor}_file);"]
+    return "\n".join(lines + ["  return 0;", "}"]) + "\n"
 
 
 def tilec(*args: str, cwd: Path | None = None) -> subprocess.CompletedProcess:
@@ -157,6 +198,49 @@ class AArch64AotTest(unittest.TestCase):
                     got = np.fromfile(self.dir / f"{output}.out", np.float32).reshape(expected.shape)
                     np.testing.assert_allclose(got, expected, rtol=1e-4, atol=1e-5, err_msg=output)
 
+    def test_every_example_matches_numpy(self) -> None:
+        # Every program of examples/ (every kernel form, dtype and special op) at its spec's odd
+        # sizes, compiled for the AArch64 CPU, driven by a C program generated from its header.
+        failures = []
+        for name in sorted(example_specs.SPECS):
+            with self.subTest(example=name):
+                problem = self.run_example(name)
+                if problem:
+                    failures.append(f"{name}: {problem}")
+        self.assertEqual(failures, [])
+
+    def run_example(self, name: str) -> str | None:
+        spec = example_specs.SPECS[name]
+        inputs, expected = spec.make(np.random.default_rng(zlib.crc32(name.encode())))
+        d = self.dir / name
+        d.mkdir()
+        flags = []
+        for tensor, value in inputs.items():
+            value = np.asarray(value)
+            flags += ["-s", f"{tensor}={DTYPES[str(value.dtype)]}[{','.join(map(str, value.shape))}]"]
+            value.tofile(d / f"in_{tensor}.bin")
+        tilec("compile", str(SOURCE_DIR / "examples" / f"{name}.tile"), *flags, "--cpu", CPU, "-o", "prog", cwd=d)
+        buffers = [m.groups() for line in (d / "prog.h").read_text().splitlines() if (m := HEADER_LINE.match(line))]
+        (d / "app.c").write_text(example_driver(buffers))
+        build = subprocess.run([CC, "-O1", "-Wall", "-Werror", "-o", "app", "app.c", "prog.c", "tilec_aot_runtime.c",
+                                "prog.o", "-lpthread", "-lm"], cwd=d, capture_output=True, text=True)
+        if build.returncode != 0:
+            return f"{CC} failed: {build.stderr}"
+        run = subprocess.run([QEMU, "-L", str(SYSROOT), "./app"], cwd=d, capture_output=True, text=True, timeout=300)
+        if run.returncode != 0:
+            return f"exit {run.returncode}: {run.stderr}"
+        problems = []
+        for tensor, role, dtype, dims, layout, _ in buffers:
+            if role != "output" or tensor not in expected:
+                continue
+            self.assertEqual(layout, "row-major", f"{name}: {tensor}")
+            shape = tuple(int(x) for x in dims.split(",")) if dims.strip() else ()
+            got = np.fromfile(d / f"out_{tensor}.bin", "uint8" if dtype == "bool" else NUMPY_TYPES[dtype])
+            got = got.astype(np.bool_) if dtype == "bool" else got
+            if diff := examples_test.compare(tensor, np.asarray(expected[tensor]), got.reshape(shape), spec.tol):
+                problems.append(diff)
+        return "; ".join(problems) or None
+
     def test_the_host_does_not_run_aarch64_code(self) -> None:
         (self.dir / "mm.tile").write_text(MATMUL)
         r = subprocess.run([TILEC, "run", "mm.tile", "-s", "A=f32[3,4]", "-s", "B=f32[4,5]", "--random-inputs",
@@ -169,11 +253,13 @@ class AArch64AotTest(unittest.TestCase):
 
 
 def main() -> None:
-    global TILEC
+    global TILEC, SOURCE_DIR
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--tilec", required=True, help="path to the tilec binary")
+    parser.add_argument("--source-dir", type=Path, required=True, help="the repository root")
     args, rest = parser.parse_known_args()
     TILEC = os.path.abspath(args.tilec)
+    SOURCE_DIR = args.source_dir.resolve()
     missing = [t for t in (CC, QEMU) if not shutil.which(t)]
     if not (SYSROOT / "lib").is_dir():
         missing.append(f"{SYSROOT}/lib (libc6-dev-arm64-cross)")
