@@ -13,7 +13,8 @@ std::shared_ptr<hal::Device> OpenTargetDevice(const std::string& target, bool wi
     if (!shared) return runtime::OpenDevice(target, TargetCpu());
     return runtime::OpenSharedDevice(target, TargetCpu());
   } catch (const UserError& e) {
-    TILEC_USER_ERROR("--target {}: {}{}", target, e.message(),
+    // Both flags named: an unknown or misqualified CPU is --cpu's error.
+    TILEC_USER_ERROR("--target {}{}: {}{}", target, TargetCpu().empty() ? "" : " --cpu " + TargetCpu(), e.message(),
                      with_ref ? "; 'ref' is the reference evaluator" : "");
   }
 }
