@@ -26,6 +26,9 @@ PACKAGES=(
   # backend node tests (tests/onnx), and onnx and torchvision for Python's
   # model tests and bench/models
   libonnx-dev libprotobuf-dev libonnx-testdata python3-onnx python3-torchvision
+  # AArch64 ahead-of-time output (tests/e2e/aarch64_aot_test.py): a cross C
+  # compiler and libc to build the generated files, qemu-aarch64 to run them
+  gcc-aarch64-linux-gnu libc6-dev-arm64-cross qemu-user
 )
 if [[ "${TILEC_BENCH_DEPS:-0}" == 1 ]]; then
   PACKAGES+=(libdnnl-dev libopenblas-dev python3-matplotlib)

@@ -135,6 +135,7 @@ std::string ToString(const HardwareModel& hw) {
   line("mem_bandwidth_gbs", hw.mem_bandwidth_gbs);
   line("vec_size", hw.vec_size);
   line("vector_registers", hw.vector_registers);
+  line("mask_registers", hw.mask_registers);
   line("half_vector_rate", hw.half_vector_rate);
   line("has_fma", hw.has_fma);
   line("has_fp16", hw.has_fp16);

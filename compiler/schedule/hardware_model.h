@@ -43,6 +43,10 @@ struct HardwareModel {
   // --- Vectors ---------------------------------------------------------------
   int64_t vec_size = 1;              // preferred vector width in elements (f32)
   int64_t vector_registers = 16;     // architectural SIMD registers (CPU targets)
+  // Mask registers that predicate a vector load or store in one instruction
+  // (AVX-512's k0-k7). Without them (AVX2, NEON) a masked tail is a blend
+  // or lanes one by one: descriptive, the forms do not read it yet.
+  bool mask_registers = false;
   // The arithmetic rate of vectors of vec_size / 2 lanes, as a fraction of
   // the full-width rate: 0.5 where the FMA units are vec_size lanes wide,
   // 1 where the core runs its widest vectors as two halves (Zen 4's

@@ -6,6 +6,8 @@
 #include <llvm/IR/Intrinsics.h>
 #include <llvm/IR/IntrinsicsX86.h>
 #include <llvm/IR/MDBuilder.h>
+#include <llvm/IR/Module.h>
+#include <llvm/TargetParser/Triple.h>
 
 #include <fmt/format.h>
 
@@ -13,6 +15,8 @@
 #include <iterator>
 #include <utility>
 #include <vector>
+
+#include "support/error.h"
 
 namespace tilec::hal::cpu {
 namespace {
@@ -236,11 +240,21 @@ llvm::Value* NormalPositive(llvm::IRBuilder<>& b, llvm::Value* x) {
                          llvm::ConstantInt::get(ity, 0x7F000000u));
 }
 
+// An AVX-512 intrinsic. The table and range paths are asked for only on
+// VectorIsa::Avx512 (lower_function.h), which x86-64 CPUs alone have; this
+// checks that no other target's module (AArch64's) gets one.
+llvm::Value* Avx512Intrinsic(llvm::IRBuilder<>& b, llvm::Intrinsic::ID id, llvm::ArrayRef<llvm::Value*> args) {
+  const std::string& triple = b.GetInsertBlock()->getModule()->getTargetTriple();
+  TILEC_CHECK(triple.empty() || llvm::Triple(triple).getArch() == llvm::Triple::x86_64,
+              "llvm: an AVX-512 intrinsic in a module for {}", triple);
+  return b.CreateIntrinsic(id, {}, args);
+}
+
 // row[index] for each lane of a 16-lane i32 `index` (0 to 15): AVX-512's
 // vpermps, the 16-entry table one zmm register.
 llvm::Value* Lookup16(llvm::IRBuilder<>& b, const float (&row)[16], llvm::Value* index) {
   llvm::Constant* table = llvm::ConstantDataVector::get(b.getContext(), llvm::ArrayRef<float>(row));
-  return b.CreateIntrinsic(llvm::Intrinsic::x86_avx512_permvar_sf_512, {}, {table, index});
+  return Avx512Intrinsic(b, llvm::Intrinsic::x86_avx512_permvar_sf_512, {table, index});
 }
 
 // `op` on each 16 lanes of `operands` (vectors of the same lanes, a multiple
@@ -266,7 +280,7 @@ llvm::Value* Lookup32(llvm::IRBuilder<>& b, const float (&row)[32], llvm::Value*
   llvm::Constant* low = llvm::ConstantDataVector::get(b.getContext(), all.take_front(16));
   llvm::Constant* high = llvm::ConstantDataVector::get(b.getContext(), all.drop_front(16));
   return Per16Lanes(b, {index}, [&](const std::vector<llvm::Value*>& v) {
-    return b.CreateIntrinsic(llvm::Intrinsic::x86_avx512_vpermi2var_ps_512, {}, {low, v[0], high});
+    return Avx512Intrinsic(b, llvm::Intrinsic::x86_avx512_vpermi2var_ps_512, {low, v[0], high});
   });
 }
 
@@ -276,9 +290,9 @@ llvm::Value* MaxAbs(llvm::IRBuilder<>& b, llvm::Value* x, llvm::Value* y) {
   auto* f16 = llvm::FixedVectorType::get(b.getFloatTy(), 16);
   return Per16Lanes(b, {x, y}, [&](const std::vector<llvm::Value*>& v) {
     // imm 0b1011: the larger magnitude, sign cleared; all 16 lanes, current rounding.
-    return b.CreateIntrinsic(llvm::Intrinsic::x86_avx512_mask_range_ps_512, {},
-                             {v[0], v[1], b.getInt32(0b1011), llvm::PoisonValue::get(f16), b.getInt16(-1),
-                              b.getInt32(4)});
+    return Avx512Intrinsic(b, llvm::Intrinsic::x86_avx512_mask_range_ps_512,
+                           {v[0], v[1], b.getInt32(0b1011), llvm::PoisonValue::get(f16), b.getInt16(-1),
+                            b.getInt32(4)});
   });
 }
 

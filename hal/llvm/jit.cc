@@ -1,4 +1,5 @@
-// Jit (jit.h): LLJIT for the host, the O3 pipeline, one JITDylib per module.
+// Jit (jit.h): LLJIT for the host, the O3 pipeline, one JITDylib per module;
+// a target machine alone for another architecture.
 #include "hal/llvm/jit.h"
 
 #include <fmt/format.h>
@@ -92,7 +93,7 @@ struct Jit::Impl {
 };
 
 Jit::Jit(const CpuInfo& cpu) : impl_(std::make_unique<Impl>()) {
-  InitializeNativeTargetOnce();
+  InitializeTargetsOnce();
   // The host's triple, CPU name and features (e.g. +avx512f); a named CPU's
   // name alone, whose features LLVM knows.
   llvm::orc::JITTargetMachineBuilder builder =
@@ -103,6 +104,13 @@ Jit::Jit(const CpuInfo& cpu) : impl_(std::make_unique<Impl>()) {
   impl_->cpu = builder.getCPU();
   impl_->features = builder.getFeatures().getString();
   impl_->machine = Take(builder.createTargetMachine(), "creating the target machine");
+  if (cpu.other_arch) {
+    // Another architecture's code is optimized and written (EmitObject),
+    // never run: no JIT, no libmvec of the host's.
+    impl_->triple = builder.getTargetTriple().str();
+    impl_->data_layout = impl_->machine->createDataLayout().getStringRepresentation();
+    return;
+  }
   ObjectRecorder* recorder = &impl_->objects;
   impl_->jit = Take(llvm::orc::LLJITBuilder()
                         .setJITTargetMachineBuilder(builder)
@@ -160,7 +168,7 @@ llvm::orc::JITDylib& Jit::Impl::NewDylib(const std::string& name) {
 
 void Jit::Optimize(llvm::Module& module) {
   module.setTargetTriple(impl_->triple);
-  module.setDataLayout(impl_->jit->getDataLayout());
+  module.setDataLayout(impl_->data_layout);
   llvm::LoopAnalysisManager lam;
   llvm::FunctionAnalysisManager fam;
   llvm::CGSCCAnalysisManager cgam;
@@ -187,6 +195,7 @@ std::vector<void*> Jit::Compile(std::unique_ptr<llvm::LLVMContext> context,
                                 std::unique_ptr<llvm::Module> module,
                                 const std::vector<std::string>& symbols, std::string* object) {
   TILEC_CHECK(context && module, "JIT compile of no module");
+  TILEC_CHECK(impl_->jit != nullptr, "JIT compile for {}, which this host does not run", impl_->triple);
   std::lock_guard<std::mutex> lock(impl_->mutex);
   Optimize(*module);
   llvm::orc::LLJIT& jit = *impl_->jit;
@@ -225,6 +234,7 @@ std::string Jit::EmitObject(llvm::Module& module) {
 }
 
 std::vector<void*> Jit::Load(const std::string& object, const std::vector<std::string>& symbols) {
+  TILEC_CHECK(impl_->jit != nullptr, "JIT load for {}, which this host does not run", impl_->triple);
   std::lock_guard<std::mutex> lock(impl_->mutex);
   llvm::orc::LLJIT& jit = *impl_->jit;
   std::string name = fmt::format("tilec_module_{}", impl_->next_dylib++);

@@ -5,7 +5,10 @@
 // loop vectorizer knows them.
 //
 // Each compiled module gets a JITDylib of its own, so kernels of different
-// programs may share names; compiled code lives as long as the Jit.
+// programs may share names; compiled code lives as long as the Jit. For a
+// CPU of another architecture (CpuInfo::other_arch: AArch64 on an x86-64
+// host) there is no JIT: Optimize and EmitObject work, Compile and Load are
+// internal errors (the device refuses to build first).
 // Thread safety: every member may be called from several threads.
 #pragma once
 
@@ -42,7 +45,7 @@ class Jit {
   // The libmvec variants kernels may call: the host's, None without libmvec.
   VectorIsa vector_isa() const;
 
-  // Runs the O3 pipeline on `module` (its triple and data layout set to the host's).
+  // Runs the O3 pipeline on `module` (its triple and data layout set to the CPU's).
   void Optimize(llvm::Module& module);
 
   // Optimizes `module` (created in `context`), compiles it and returns the
@@ -54,7 +57,7 @@ class Jit {
                              const std::vector<std::string>& symbols, std::string* object = nullptr);
 
   // Optimizes `module` as Compile does and returns it as a relocatable,
-  // position-independent ELF object for the host CPU (its name and features),
+  // position-independent ELF object for the CPU (its name and features),
   // for ahead-of-time use: linked into an application with no JIT.
   std::string EmitObject(llvm::Module& module);
 

@@ -240,16 +240,19 @@ const std::string& LlvmDevice::id() const { return impl_->id; }
 
 std::string LlvmDevice::Describe() const {
   const CpuInfo& cpu = impl_->cpu;
-  std::string runs = cpu.missing_on_host.empty()
-                         ? ""
-                         : fmt::format("; compile only: the host lacks {}", fmt::join(cpu.missing_on_host, ", "));
-  return fmt::format("{} ({}; {} threads; LLVM {} ORC JIT, {}{})",
-                     cpu.named ? "named CPU" : cpu.model.empty() ? "host CPU" : cpu.model,
-                     impl_->jit.cpu_name(), threads(), LLVM_VERSION_STRING, impl_->jit.target_triple(), runs);
+  std::string why = WhyCannotRun();
+  std::string runs = why.empty() ? "" : fmt::format("; compile only: {}", why);
+  return fmt::format("{} ({}; {} threads; LLVM {} {}, {}{})",
+                     cpu.named ? (cpu.model.empty() ? "named CPU" : "named CPU " + cpu.model)
+                     : cpu.model.empty() ? "host CPU" : cpu.model,
+                     impl_->jit.cpu_name(), threads(), LLVM_VERSION_STRING,
+                     cpu.other_arch ? "ahead of time" : "ORC JIT", impl_->jit.target_triple(), runs);
 }
 
 std::string LlvmDevice::WhyCannotRun() const {
   const CpuInfo& cpu = impl_->cpu;
+  if (cpu.other_arch)
+    return fmt::format("the host is {}, the code {}", Name(HostCpu().arch), Name(cpu.arch));
   if (cpu.missing_on_host.empty()) return {};
   return fmt::format("the host lacks {}", fmt::join(cpu.missing_on_host, ", "));
 }
@@ -266,6 +269,8 @@ void LlvmDevice::CheckRunnable() const {
 
 const compiler::HardwareModel& LlvmDevice::hardware_model() const { return impl_->hw; }
 
+const CpuInfo& LlvmDevice::cpu() const { return impl_->cpu; }
+const std::string& LlvmDevice::target_triple() const { return impl_->jit.target_triple(); }
 int LlvmDevice::threads() const { return impl_->pool.size(); }
 uint64_t LlvmDevice::parallel_launches() const { return impl_->parallel_launches.load(); }
 

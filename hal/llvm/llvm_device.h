@@ -25,8 +25,9 @@ class LlvmDevice final : public hal::Device {
 
   // A device compiling for `cpu` (NamedCpu: an LLVM CPU name, "" or "host"
   // for the host). UserError for an unknown name, DeviceError if LLVM cannot
-  // target it. Code for a CPU whose features the host lacks is compiled
-  // (EmitCode, EmitObject) but never run: Build is a UserError then.
+  // target it. Code for a CPU whose features the host lacks, or of another
+  // architecture (an AArch64 CPU on an x86-64 host), is compiled (EmitCode,
+  // EmitObject) but never run: Build is a UserError then.
   explicit LlvmDevice(const std::string& cpu = "");
   ~LlvmDevice() override;
 
@@ -49,7 +50,7 @@ class LlvmDevice final : public hal::Device {
   std::string EmitOptimizedIR(const sem::Module& module);
 
   // Looks for the module's object code in the disk cache (if set) under a
-  // key of the IR text, the host CPU's triple, name and features, LLVM's
+  // key of the IR text, the CPU's triple, name and features, LLVM's
   // version, the optimization level and Tilec's version; compiles and stores
   // it on a miss.
   std::unique_ptr<Executable> Build(const compiler::CompiledProgram& program) override;
@@ -57,11 +58,13 @@ class LlvmDevice final : public hal::Device {
   KernelCacheStats kernel_cache_stats() const override;
 
   // The program's kernels as a position-independent object file for the
-  // host CPU, the same optimized code Build runs: kernel K's entry point is
+  // device's CPU (the host's, or --cpu's), the same optimized code Build runs: kernel K's entry point is
   // the symbol GroupFunctionName(K) (a GroupFn, see emit_llvm.h). For
   // ahead-of-time output; nothing is cached.
   std::string EmitObject(const compiler::CompiledProgram& program);
 
+  const CpuInfo& cpu() const;          // the CPU code is compiled for
+  const std::string& target_triple() const;  // LLVM's triple of that code
   int threads() const;                 // of the launch pool, the caller included
   // Launches that used more than the calling thread. A kernel with at most
   // 64Ki iteration points and 256 KiB of buffers runs on the caller alone.

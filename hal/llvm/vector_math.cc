@@ -46,14 +46,14 @@ std::string_view Name(VectorIsa isa) {
 }
 
 VectorIsa VectorIsaOf(const CpuInfo& cpu) {
-#if defined(__x86_64__)
+  // The x86-64 vector function ABI only: glibc's AArch64 libmvec (2.38 and
+  // later, `_ZGVnN4v_expf`) is not in every glibc an object may be linked
+  // with (Debian 12's is 2.36), and LLVM 19 has no table of it, so AArch64
+  // kernels take the inline polynomials and libm lane by lane.
+  if (cpu.arch != CpuArch::X86_64) return VectorIsa::None;
   if (cpu.avx512f) return VectorIsa::Avx512;
   if (cpu.avx2) return VectorIsa::Avx2;
   return VectorIsa::Sse;  // SSE2 is part of x86-64
-#else
-  (void)cpu;
-  return VectorIsa::None;
-#endif
 }
 
 std::string_view LibmName(CallFn fn) {

@@ -39,7 +39,8 @@ struct CpuInfo;
 enum class VectorIsa : uint8_t { None, Sse, Avx2, Avx512 };
 std::string_view Name(VectorIsa isa);  // "none", "sse", "avx2", "avx512"
 
-// What `cpu` can run (None off x86-64).
+// What `cpu` can run (None off x86-64: AArch64 kernels call libm lane by
+// lane where inline_math.h has no polynomial).
 VectorIsa VectorIsaOf(const CpuInfo& cpu);
 
 // The libm name of a builtin that is a library function ("exp", "tanh"), or

@@ -103,6 +103,7 @@ class ClDevice final : public hal::Device {
       planned_for_ = options.cpu;
       hw_.vec_size = named.vec_size;
       hw_.vector_registers = named.vector_registers;
+      hw_.mask_registers = named.mask_registers;
       hw_.half_vector_rate = named.half_vector_rate;
       hw_.has_fma = named.has_fma;
       hw_.l1_bytes = named.l1_bytes;

@@ -223,7 +223,10 @@ compiler::HardwareModel QueryHardwareModel(const DeviceDesc& desc) {
     hw.l3_bytes = ClampToInt64(llc);
     // PoCL names CPU devices after the LLVM target ("pthread-skylake-avx512-…");
     // AVX-512 doubles the architectural vector registers from 16 to 32.
-    if (desc.name.find("avx512") != std::string::npos) hw.vector_registers = 32;
+    if (desc.name.find("avx512") != std::string::npos) {
+      hw.vector_registers = 32;
+      hw.mask_registers = true;
+    }
   }
 
   // --- Throughput goals.

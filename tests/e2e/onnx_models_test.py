@@ -135,16 +135,31 @@ class ModelsTest(unittest.TestCase):
 
     def test_ahead_of_time_model_runs_in_a_c_program(self):
         import shutil
-        import torch
         if not shutil.which("cc"):
             self.skipTest("no C compiler")
+        self.check_ahead_of_time_model([], "cc", [])
+
+    def test_ahead_of_time_model_for_aarch64_runs_under_qemu(self):
+        # The same for an Arm CPU: an AArch64 object and weights, cross-compiled, run under qemu.
+        import shutil
+        if not shutil.which("aarch64-linux-gnu-gcc") or not shutil.which("qemu-aarch64"):
+            self.skipTest("no aarch64-linux-gnu-gcc or qemu-aarch64 (scripts/setup.sh installs them)")
+        self.check_ahead_of_time_model(["--cpu", "neoverse-n1"], "aarch64-linux-gnu-gcc",
+                                       ["qemu-aarch64", "-L", "/usr/aarch64-linux-gnu"])
+
+    # Compiles a small CNN with `tilec compile MODEL.onnx -o` (plus `flags`), builds it with `cc`
+    # into a C program that `runner` runs, and compares with PyTorch.
+    def check_ahead_of_time_model(self, flags, cc, runner):
+        import torch
         path, xp, want = self.export("aotnet", lambda: torch.nn.Sequential(
             torch.nn.Conv2d(3, 8, 3, padding=1, stride=2), torch.nn.ReLU(), torch.nn.Conv2d(8, 8, 3, padding=1),
             torch.nn.AdaptiveAvgPool2d(1), torch.nn.Flatten(), torch.nn.Linear(8, 5)), (2, 3, 13, 11))
-        out = os.path.join(self.tmp.name, "aot")
-        run("compile", path, "-o", os.path.join(out, "net"))
+        out = os.path.join(self.tmp.name, "aot_" + cc)
+        run("compile", path, *flags, "-o", os.path.join(out, "net"))
         for f in ("net.o", "net.c", "net.h", "net.weights", "net_weights.S", "net_model.h", "net_model.c"):
             self.assertTrue(os.path.exists(os.path.join(out, f)), f)
+        with open(os.path.join(out, "net_model.h")) as f:
+            self.assertIn(f"//   {cc} -O2 app.c net_model.c net_weights.S", f.read())
         app = r"""
 #include <stdio.h>
 #include <stdlib.h>
@@ -167,11 +182,12 @@ int main(int argc, char** argv) {
             f.write(app)
         with open(os.path.join(out, "net.h")) as f:
             libs = ["-lpthread", "-lm"] + (["-lmvec"] if "-lmvec" in f.read() else [])
-        build = subprocess.run(["cc", "-O2", "-Wall", "-Werror", "-o", "app", "app.c", "net_model.c", "net_weights.S",
+        build = subprocess.run([cc, "-O2", "-Wall", "-Werror", "-o", "app", "app.c", "net_model.c", "net_weights.S",
                                 "net.c", "tilec_aot_runtime.c", "net.o", *libs], cwd=out, capture_output=True, text=True)
         self.assertEqual(build.returncode, 0, build.stderr)
         np.load(xp).astype(np.float32).tofile(os.path.join(out, "x.bin"))
-        r = subprocess.run([os.path.join(out, "app"), "x.bin", "y.bin"], cwd=out, capture_output=True, text=True)
+        r = subprocess.run([*runner, os.path.join(out, "app"), "x.bin", "y.bin"], cwd=out, capture_output=True,
+                           text=True)
         self.assertEqual(r.returncode, 0, r.stderr)
         got = np.fromfile(os.path.join(out, "y.bin"), dtype=np.float32).reshape(want.shape)
         self.assertLessEqual(rel_error(got, want), 1e-4)

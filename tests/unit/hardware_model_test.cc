@@ -118,6 +118,7 @@ TEST(HardwareModelTest, ToStringIsStable) {
             "mem_bandwidth_gbs=20\n"
             "vec_size=1\n"
             "vector_registers=16\n"
+            "mask_registers=false\n"
             "half_vector_rate=0.5\n"
             "has_fma=false\n"
             "has_fp16=false\n"

@@ -6,6 +6,7 @@
 
 #include "hal/llvm/cpu_info.h"
 #include "hal/llvm/llvm_device.h"
+#include "runtime/tuning_cache.h"
 #include "tilec/tilec.h"
 #include "tests/unit/pipeline_cases.h"
 
@@ -24,9 +25,8 @@ std::string IsaFields(const compiler::HardwareModel& hw) {
                      hw.goal_flops_per_byte, hw.l1_bytes, hw.l2_bytes, hw.l3_bytes);
 }
 
-// Three x86 CPUs of three vector widths, each model checked as a golden.
-// (AArch64 CPUs need LLVM's AArch64 target, which the llvm device does not
-// initialize: only the host's architecture is named.)
+// Three x86 CPUs of three vector widths, each model checked as a golden
+// (AArch64 CPUs: AArch64CoresAreNamedOnAnyHost below).
 TEST(NamedCpus, ModelsOfAnAvx2AnAvx512AndAnSse4Cpu) {
   struct Want {
     const char* name;
@@ -64,6 +64,104 @@ TEST(NamedCpus, ModelsOfAnAvx2AnAvx512AndAnSse4Cpu) {
   }
 }
 
+// AArch64 cores: NEON's 4 lanes and 32 registers, no mask registers, FMA,
+// the caches of the table (or the AArch64 defaults), code for
+// aarch64-unknown-linux-gnu, which an x86-64 host compiles but does not run.
+TEST(NamedCpus, AArch64CoresAreNamedOnAnyHost) {
+  struct Want {
+    const char* name;
+    const char* fields;
+  };
+  bool x86_host = hal::cpu::HostCpu().arch == hal::cpu::CpuArch::X86_64;
+  for (const Want& w : {
+           Want{"neoverse-n1", "vec_size=4 vector_registers=32 max_regs=512 half_vector_rate=0.5 has_fma=true "
+                               "goal_flops_per_byte=1 l1=65536 l2=1048576 l3=33554432"},
+           Want{"neoverse-v1", "vec_size=4 vector_registers=32 max_regs=512 half_vector_rate=0.5 has_fma=true "
+                               "goal_flops_per_byte=1 l1=65536 l2=1048576 l3=33554432"},
+           Want{"cortex-a76", "vec_size=4 vector_registers=32 max_regs=512 half_vector_rate=0.5 has_fma=true "
+                              "goal_flops_per_byte=1 l1=65536 l2=524288 l3=2097152"},
+           Want{"apple-m1", "vec_size=4 vector_registers=32 max_regs=512 half_vector_rate=0.5 has_fma=true "
+                            "goal_flops_per_byte=1 l1=131072 l2=12582912 l3=8388608"},
+           Want{"cortex-a55", "vec_size=4 vector_registers=32 max_regs=512 half_vector_rate=0.5 has_fma=true "
+                              "goal_flops_per_byte=1 l1=32768 l2=524288 l3=4194304"},
+       }) {
+    hal::cpu::CpuInfo cpu = NamedCpu(w.name);
+    EXPECT_TRUE(cpu.named) << w.name;
+    EXPECT_EQ(cpu.arch, hal::cpu::CpuArch::AArch64) << w.name;
+    EXPECT_EQ(cpu.triple, x86_host ? "aarch64-unknown-linux-gnu" : hal::cpu::HostCpu().triple) << w.name;
+    EXPECT_TRUE(cpu.neon && cpu.fma) << w.name;
+    EXPECT_FALSE(cpu.avx512f || cpu.avx2) << w.name;
+    EXPECT_EQ(cpu.other_arch, x86_host) << w.name;
+    compiler::HardwareModel hw = CpuHardwareModel(cpu);
+    EXPECT_NO_THROW(hw.Validate()) << w.name;
+    EXPECT_FALSE(hw.mask_registers) << w.name;
+    EXPECT_EQ(IsaFields(hw), w.fields) << w.name;
+  }
+  hal::cpu::CpuInfo m1 = NamedCpu("apple-m1");  // an alias of LLVM's
+  EXPECT_EQ(m1.llvm_name, "apple-a14");
+  EXPECT_EQ(CpuHardwareModel(m1).name, "apple-m1 (apple-a14)");
+  EXPECT_EQ(hal::cpu::LlvmDevice("apple-m1").Describe().rfind("named CPU apple-m1 (apple-a14;", 0), 0u);
+  EXPECT_TRUE(NamedCpu("neoverse-v1").sve);
+  EXPECT_FALSE(NamedCpu("neoverse-n1").sve);
+  EXPECT_TRUE(CpuHardwareModel(NamedCpu("x86-64-v4")).mask_registers);
+  EXPECT_FALSE(CpuHardwareModel(NamedCpu("x86-64-v3")).mask_registers);
+}
+
+// "generic" is a CPU of both architectures: bare, the host's; ARCH:NAME picks.
+TEST(NamedCpus, ArchitectureQualifiedNames) {
+  EXPECT_EQ(NamedCpu("generic").arch, hal::cpu::HostCpu().arch);
+  EXPECT_EQ(NamedCpu("aarch64:generic").arch, hal::cpu::CpuArch::AArch64);
+  EXPECT_EQ(NamedCpu("arm64:neoverse-n1").llvm_name, "neoverse-n1");
+  EXPECT_EQ(NamedCpu("x86_64:znver3").arch, hal::cpu::CpuArch::X86_64);
+  EXPECT_EQ(NamedCpu("x86-64:generic").arch, hal::cpu::CpuArch::X86_64);
+  for (const char* bad : {"aarch64:znver3", "x86_64:neoverse-n1", "mips:generic", "aarch64:"}) {
+    try {
+      NamedCpu(bad);
+      ADD_FAILURE() << "no error for " << bad;
+    } catch (const UserError& e) {
+      EXPECT_NE(e.message().find(fmt::format("'{}'", bad)), std::string::npos) << e.message();
+    }
+  }
+}
+
+// A device for an AArch64 core on an x86-64 host: plans of 4 lanes, LLVM IR
+// for AArch64 with no x86 intrinsic or vector ABI call, an AArch64 object,
+// a description (and so a fingerprint and cache keys) naming the triple, and
+// a UserError rather than a run.
+TEST(NamedCpus, AArch64DeviceCompilesButDoesNotRunHere) {
+  if (hal::cpu::HostCpu().arch != hal::cpu::CpuArch::X86_64) GTEST_SKIP() << "an x86-64 host's view";
+  auto device = std::make_shared<hal::cpu::LlvmDevice>("neoverse-n1");
+  EXPECT_EQ(device->WhyCannotRun(), "the host is x86_64, the code aarch64");
+  EXPECT_NE(device->Describe().find("aarch64-unknown-linux-gnu"), std::string::npos) << device->Describe();
+  EXPECT_NE(runtime::DeviceFingerprint(*device).find("aarch64-unknown-linux-gnu"), std::string::npos);
+  EXPECT_NE(runtime::DeviceFingerprint(*device), runtime::DeviceFingerprint(hal::cpu::LlvmDevice("znver3")));
+  const char* math = R"(function (X[N, M]) -> (Y) {
+  Y = exp(X) + log(X * X + 1) + pow(X * X + 1, X) + erf(X) + tanh(X) + sin(X);
+})";
+  for (const testing::Case& c : {testing::Case{testing::kConvRelu, {{"D", F32({1, 7, 9, 8})}, {"K", F32({3, 3, 8, 8})}}},
+                                 testing::Case{math, {{"X", F32({5, 67})}}}}) {
+    lang::Program bound = testing::BindCase(c);
+    compiler::CompileOptions o;
+    EXPECT_THROW(runtime::Program::Compile(bound, device, o), UserError);
+    runtime::Program only = runtime::Program::CompileOnly(bound, device, o);
+    std::string ir = only.TargetCode();
+    EXPECT_NE(ir.find("target triple = \"aarch64-unknown-linux-gnu\""), std::string::npos);
+    std::string optimized = device->EmitOptimizedIR(only.compiled().Module());
+    for (const std::string* text : {&ir, &optimized}) {
+      EXPECT_EQ(text->find("x86"), std::string::npos);
+      EXPECT_EQ(text->find("_ZGV"), std::string::npos);
+    }
+    std::string object = device->EmitObject(only.compiled());
+    ASSERT_GT(object.size(), 20u);
+    EXPECT_EQ(object.substr(0, 4), "\x7f" "ELF");
+    EXPECT_EQ(static_cast<unsigned char>(object[18]) | static_cast<unsigned char>(object[19]) << 8, 183);  // EM_AARCH64
+    EXPECT_THROW(only.Run(testing::RandomInputs(bound)), UserError);
+  }
+  std::string plans = testing::VectorPlans(runtime::Program::CompileOnly(
+      testing::BindCase({testing::kConvRelu, {{"D", F32({1, 7, 9, 8})}, {"K", F32({3, 3, 8, 8})}}}), device, {}));
+  EXPECT_NE(plans.find("x 4 lanes of float"), std::string::npos) << plans;
+}
+
 TEST(NamedCpus, UnknownNamesAreAUserErrorListingTheKnownOnes) {
   try {
     NamedCpu("znver99");
@@ -73,6 +171,7 @@ TEST(NamedCpus, UnknownNamesAreAUserErrorListingTheKnownOnes) {
     EXPECT_NE(m.find("unknown CPU 'znver99'"), std::string::npos) << m;
     EXPECT_NE(m.find("znver3"), std::string::npos) << m;
     EXPECT_NE(m.find("x86-64-v3"), std::string::npos) << m;
+    EXPECT_NE(m.find("neoverse-n1"), std::string::npos) << m;
   }
   EXPECT_THROW(hal::OpenDevice("llvm", {.cl_images = hal::ImageAccess::kAuto, .cpu = "pentium9"}), UserError);
 }

@@ -2,8 +2,9 @@
 // program builds or loads, so an application runs the kernels with no JIT
 // and no LLVM at run time.
 //
-//  * LLVM target: NAME.o (the kernels for the host CPU, position-independent;
-//    the same optimized code the JIT runs), NAME.h (one C function per
+//  * LLVM target: NAME.o (the kernels for the host CPU or --cpu's, which may
+//    be an AArch64 one: an ELF object for aarch64-unknown-linux-gnu then;
+//    position-independent; the same optimized code the JIT runs), NAME.h (one C function per
 //    program, `int NAME(const float* D, const float* K, float* R)`, with the
 //    shapes, layouts and buffer sizes it was compiled for in comments and
 //    macros), NAME.c (that function: temporaries, launches in order) and

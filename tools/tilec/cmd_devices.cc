@@ -77,8 +77,8 @@ Command AddDevicesCommand(CLI::App& parent, const GlobalOptions& /*global*/) {
   app->footer(Footer("'llvm' names llvm:cpu and 'opencl' the first OpenCL device.\n\nExamples:\n"
                      "  tilec devices\n  tilec devices --json"));
   AddJsonFlag(app, *json, "default (the default --target), devices [{id, description, hardware_model {field: value}}]");
-  app->add_option("--cpu", TargetCpu(), "Describe the llvm device compiling for this CPU (an LLVM CPU name or x86-64 "
-                                        "level; default: TILEC_CPU, else the host)")
+  app->add_option("--cpu", TargetCpu(), "Describe the llvm device compiling for this CPU (an LLVM CPU name, x86-64 "
+                                        "level or AArch64 core; default: TILEC_CPU, else the host)")
       ->type_name("NAME");
   return {app, [json] {
             hal::DeviceOptions options = runtime::ProcessSettings().device;

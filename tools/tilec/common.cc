@@ -85,8 +85,10 @@ CLI::Option* AddTargetOption(CLI::App* app, std::string& target, std::string_vie
   app->add_option("--device", target, "Old name of --target")->group("")->type_name("NAME");
   app->add_option("--cpu", TargetCpu(),
                   "The CPU kernels are planned and compiled for: an LLVM CPU name or x86-64 level ('znver3', "
-                  "'skylake-avx512', 'x86-64-v3', …; default: TILEC_CPU, else the host). The llvm device runs "
-                  "the code only where the host has that CPU's features; an OpenCL CPU device plans for it")
+                  "'skylake-avx512', 'x86-64-v3', …), an AArch64 core ('neoverse-n1', 'apple-m1', …), or "
+                  "ARCH:NAME ('aarch64:generic'); default: TILEC_CPU, else the host. The llvm device runs "
+                  "the code only where the host has that CPU's architecture and features (else `compile -o` "
+                  "writes it); an OpenCL CPU device plans for it")
       ->type_name("NAME");
   return o;
 }
