@@ -30,6 +30,7 @@ import numpy as np
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 import example_specs  # noqa: E402 (beside this file)
+from aot_c_io import C_FILE_IO  # noqa: E402
 import examples_test  # noqa: E402
 
 TILEC: str = ""
@@ -70,20 +71,7 @@ DRIVER = r"""
 #include "elem.h"
 #include "mm.h"
 
-static void* read_file(const char* path, size_t bytes) {
-  void* p = malloc(bytes);
-  FILE* f = fopen(path, "rb");
-  if (!p || !f || fread(p, 1, bytes, f) != bytes) { fprintf(stderr, "cannot read %s\n", path); exit(2); }
-  fclose(f);
-  return p;
-}
-
-static void write_file(const char* path, const void* p, size_t bytes) {
-  FILE* f = fopen(path, "wb");
-  if (!f || fwrite(p, 1, bytes, f) != bytes) { fprintf(stderr, "cannot write %s\n", path); exit(2); }
-  fclose(f);
-}
-
+""" + C_FILE_IO + r"""
 int main(void) {
   float* r = malloc(conv_R_BYTES);
   if (conv(read_file("D.bin", conv_D_BYTES), read_file("K.bin", conv_K_BYTES), r) != 0) return 3;

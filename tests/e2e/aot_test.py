@@ -23,6 +23,9 @@ from pathlib import Path
 
 import numpy as np
 
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+from aot_c_io import C_FILE_IO  # noqa: E402 (beside this file)
+
 TILEC: str = ""
 SOURCE_DIR: Path = Path(".")
 
@@ -42,20 +45,7 @@ APP = r"""
 #include "conv.h"
 #include "mm.h"
 
-static void* read_file(const char* path, size_t bytes) {
-  void* p = malloc(bytes);
-  FILE* f = fopen(path, "rb");
-  if (!p || !f || fread(p, 1, bytes, f) != bytes) { fprintf(stderr, "cannot read %s\n", path); exit(2); }
-  fclose(f);
-  return p;
-}
-
-static void write_file(const char* path, const void* p, size_t bytes) {
-  FILE* f = fopen(path, "wb");
-  if (!f || fwrite(p, 1, bytes, f) != bytes) { fprintf(stderr, "cannot write %s\n", path); exit(2); }
-  fclose(f);
-}
-
+""" + C_FILE_IO + r"""
 int main(int argc, char** argv) {
   int misaligned = argc > 1 && strcmp(argv[1], "misaligned") == 0;
   float* d = read_file("d.bin", conv_D_BYTES);

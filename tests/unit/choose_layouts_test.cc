@@ -28,22 +28,6 @@ Case Conv(std::vector<int64_t> d, std::vector<int64_t> k, std::map<std::string, 
   return Case(kConvRelu, {{"D", F32(std::move(d))}, {"K", F32(std::move(k))}}, std::move(layouts));
 }
 
-// A CPU with 16 f32 lanes (AVX-512): nChw8c's c%8 fills half a vector.
-compiler::HardwareModel Cpu16() {
-  compiler::HardwareModel hw;
-  hw.name = "cpu16";
-  hw.threads = 1;
-  hw.local_memory_managed = false;
-  hw.max_mem = 32768;
-  hw.vec_size = 16;
-  hw.vector_registers = 32;
-  hw.compute_units = 2;
-  hw.goal_groups = 8;
-  hw.peak_gflops = 384;
-  hw.mem_bandwidth_gbs = 20;
-  return hw;
-}
-
 int Relayouts(const compiler::CompiledProgram& c) {
   int n = 0;
   for (const auto& k : c.kernels) n += !k.spec.why.empty();
@@ -89,13 +73,13 @@ TEST(ChooseLayouts, MixedLayoutsMatchEvaluatorOnOpenCl) {
 // another layout, which pays for the relayouts: one is inserted, with its reason.
 TEST(ChooseLayouts, RelayoutWhereItPays) {
   lang::Program bound = testing::BindCase(Conv({1, 64, 56, 56}, {64, 64, 3, 3}, {{"D", "nChw8c"}, {"R", "nChw8c"}}));
-  compiler::LayoutChoice choice = compiler::ChooseLayouts(bound, Cpu16());
+  compiler::LayoutChoice choice = compiler::ChooseLayouts(bound, testing::Cpu16());
   ASSERT_FALSE(choice.why.empty());
   EXPECT_NE(choice.why.begin()->second.find("why: estimated"), std::string::npos);
   EXPECT_GT(choice.program.ops.size(), bound.ops.size());
   EXPECT_EQ(choice.program.Tensor("R").layout, bound.Tensor("R").layout);  // the caller's layout stays
   compiler::CompileOptions options;
-  options.hw = Cpu16();
+  options.hw = testing::Cpu16();
   compiler::CompiledProgram compiled = compiler::CompileProgram(bound, options);
   EXPECT_GE(Relayouts(compiled), 1);
   options.layouts.relayout = false;
@@ -108,11 +92,11 @@ TEST(ChooseLayouts, RelayoutWhereItPays) {
 // vectors (C = 20: 0.137 ms there against 0.172 ms through NCHW and two
 // relayouts, bench_peers L6).
 TEST(ChooseLayouts, NoRelayoutWhereHalfVectorsRunAtFullRate) {
-  compiler::HardwareModel zen4 = Cpu16();
+  compiler::HardwareModel zen4 = testing::Cpu16();
   zen4.half_vector_rate = 1.0;
   for (int64_t c : {64, 20}) {
     lang::Program bound = testing::BindCase(Conv({1, c, 56, 56}, {c, c, 3, 3}, {{"D", "nChw8c"}, {"R", "nChw8c"}}));
-    EXPECT_FALSE(compiler::ChooseLayouts(bound, Cpu16()).why.empty()) << c;  // at half rate: relayouts
+    EXPECT_FALSE(compiler::ChooseLayouts(bound, testing::Cpu16()).why.empty()) << c;  // at half rate: relayouts
     compiler::LayoutChoice choice = compiler::ChooseLayouts(bound, zen4);
     EXPECT_TRUE(choice.why.empty()) << c << ": " << fmt::format("{}", fmt::join(choice.decisions, "\n"));
     compiler::CompileOptions options;
@@ -133,14 +117,14 @@ TEST(ChooseLayouts, NoRelayoutWhereHalfVectorsRunAtFullRate) {
 TEST(ChooseLayouts, WeightsBlockedAlongTheOutputChannelAreRelayouted) {
   lang::Program bound = testing::BindCase(
       Conv({1, 64, 56, 56}, {64, 64, 3, 3}, {{"D", "nChw4c"}, {"K", "Acdb4a"}, {"R", "nChw4c"}}));
-  compiler::LayoutChoice choice = compiler::ChooseLayouts(bound, Cpu16());
+  compiler::LayoutChoice choice = compiler::ChooseLayouts(bound, testing::Cpu16());
   bool weights = false;
   for (const std::string& d : choice.decisions)
     weights |= d.rfind("K: relayouted from Acdb4a into row-major", 0) == 0;
   EXPECT_TRUE(weights) << fmt::format("{}", fmt::join(choice.decisions, "\n"));
   EXPECT_EQ(choice.program.Tensor("K").layout, bound.Tensor("K").layout);  // the caller's layout stays
   compiler::CompileOptions options;
-  options.hw = Cpu16();
+  options.hw = testing::Cpu16();
   compiler::CompiledProgram compiled = compiler::CompileProgram(bound, options);
   bool whole = false;  // the convolution's vectors are 16 lanes wide
   for (const auto& k : compiled.kernels)
@@ -153,7 +137,7 @@ TEST(ChooseLayouts, NoRelayoutWhereItDoesNotPay) {
   for (const char* layout : {"nchw", "nChw16c"}) {
     lang::Program bound =
         testing::BindCase(Conv({1, 64, 56, 56}, {64, 64, 3, 3}, {{"D", layout}, {"R", layout}}));
-    compiler::LayoutChoice choice = compiler::ChooseLayouts(bound, Cpu16());
+    compiler::LayoutChoice choice = compiler::ChooseLayouts(bound, testing::Cpu16());
     EXPECT_TRUE(choice.why.empty()) << layout;
     EXPECT_EQ(choice.program.ops.size(), bound.ops.size()) << layout;
   }
@@ -162,7 +146,7 @@ TEST(ChooseLayouts, NoRelayoutWhereItDoesNotPay) {
 TEST(ChooseLayouts, AnyResolvesToAConcreteLayout) {
   lang::Program bound = testing::BindCase(Conv({1, 32, 10, 10}, {32, 32, 3, 3}, {{"R", "any"}}));
   ASSERT_TRUE(bound.Tensor("R").layout.any);
-  compiler::LayoutChoice choice = compiler::ChooseLayouts(bound, Cpu16());
+  compiler::LayoutChoice choice = compiler::ChooseLayouts(bound, testing::Cpu16());
   const lang::Layout& r = choice.program.Tensor("R").layout;
   EXPECT_FALSE(r.any);
   EXPECT_NE(lang::ToSpec(r), "any");
@@ -171,11 +155,11 @@ TEST(ChooseLayouts, AnyResolvesToAConcreteLayout) {
   // Off: row-major.
   compiler::ChooseLayoutsOptions off;
   off.relayout = false;
-  EXPECT_TRUE(compiler::ChooseLayouts(bound, Cpu16(), off).program.Tensor("R").layout.IsRowMajor({1, 32, 10, 10}));
+  EXPECT_TRUE(compiler::ChooseLayouts(bound, testing::Cpu16(), off).program.Tensor("R").layout.IsRowMajor({1, 32, 10, 10}));
   // An elementwise-only program: an any result takes its operand's layout.
   lang::Program add = lang::Bind(lang::Parse(MakeSource("t.tile", "function (A[N, C, H, W]) -> (B) { B = A + 1; }")),
                                  {{"A", F32({1, 20, 3, 3})}}, {{"A", "nChw16c"}, {"B", "any"}});
-  EXPECT_EQ(lang::ToSpec(compiler::ChooseLayouts(add, Cpu16()).program.Tensor("B").layout), "nChw16c");
+  EXPECT_EQ(lang::ToSpec(compiler::ChooseLayouts(add, testing::Cpu16()).program.Tensor("B").layout), "nChw16c");
 }
 
 TEST(ChooseLayouts, AnyOnAnInputIsAUserError) {

@@ -38,6 +38,23 @@ inline lang::Shape F32(std::vector<int64_t> dims) { return {lang::DataType::F32,
 inline lang::Shape Of(lang::DataType t, std::vector<int64_t> dims) { return {t, std::move(dims)}; }
 inline lang::Shape F64(std::vector<int64_t> dims) { return {lang::DataType::F64, std::move(dims)}; }
 
+// A CPU with 16 f32 lanes and 32 vector registers (AVX-512), two cores,
+// one thread per work group: a hardware model written out, not the host's.
+inline compiler::HardwareModel Cpu16() {
+  compiler::HardwareModel hw;
+  hw.name = "cpu16";
+  hw.threads = 1;
+  hw.local_memory_managed = false;
+  hw.max_mem = 32768;
+  hw.vec_size = 16;
+  hw.vector_registers = 32;
+  hw.compute_units = 2;
+  hw.goal_groups = 8;
+  hw.peak_gflops = 384;
+  hw.mem_bandwidth_gbs = 20;
+  return hw;
+}
+
 // The first device with an id starting with `prefix`, opened once with the
 // process's settings (runtime::OpenDevice: TILEC_CPU forces the CPU, as CI's
 // second pass does); null if there is none (tests then skip).

@@ -21,27 +21,11 @@ using testing::F32;
 
 constexpr const char* kMatmul = "function (A[M, L], B[L, N]) -> (C) { C[i, j : M, N] = +(A[i, k] * B[k, j]); }";
 
-// A CPU with 16 f32 lanes and 32 vector registers (AVX-512), two cores.
-HardwareModel Cpu16() {
-  HardwareModel hw;
-  hw.name = "cpu16";
-  hw.threads = 1;
-  hw.local_memory_managed = false;
-  hw.max_mem = 32768;
-  hw.vec_size = 16;
-  hw.vector_registers = 32;
-  hw.compute_units = 2;
-  hw.goal_groups = 8;
-  hw.peak_gflops = 384;
-  hw.mem_bandwidth_gbs = 20;
-  return hw;
-}
-
 lang::Program Matmul() { return testing::BindCase(Case(kMatmul, {{"A", F32({37, 29})}, {"B", F32({29, 41})}})); }
 
 CompileOptions CpuOptions() {
   CompileOptions options;
-  options.hw = Cpu16();
+  options.hw = testing::Cpu16();
   options.tuned = std::map<std::string, KernelConfig>{};  // no tuning cache
   return options;
 }
