@@ -1,6 +1,7 @@
 // `tilec devices [--json]`: the devices `--target` can name, with their
 // descriptions and hardware models.
 #include <memory>
+#include <optional>
 
 #include "compiler/schedule/hardware_model.h"
 #include "hal/hal.h"
@@ -11,19 +12,8 @@
 namespace tilec::tools {
 namespace {
 
-// A `key=value` value as JSON: a number or a boolean when it reads as one, a
-// comma-separated list as an array.
-Json ModelValue(const std::string& v) {
-  if (size_t comma = v.find(','); comma != std::string::npos) {  // "1024,1024,1024"
-    Json a = Json::Array();
-    size_t pos = 0;
-    while (true) {
-      comma = v.find(',', pos);
-      a.Push(ModelValue(v.substr(pos, comma == std::string::npos ? std::string::npos : comma - pos)));
-      if (comma == std::string::npos) return a;
-      pos = comma + 1;
-    }
-  }
+// A number or a boolean as JSON, or nothing when `v` reads as neither.
+std::optional<Json> ScalarValue(const std::string& v) {
   if (v == "true" || v == "false") return Json(v == "true");
   try {
     size_t used = 0;
@@ -33,7 +23,26 @@ Json ModelValue(const std::string& v) {
     if (used == v.size()) return Json(d);
   } catch (const std::exception&) {
   }
-  return Json(v);
+  return std::nullopt;
+}
+
+// A `key=value` value as JSON: a number or a boolean when it reads as one, a
+// comma-separated list of numbers ("1024,1024,1024") as an array, else the
+// text (a name may hold commas: "…, planned for neoverse-n1").
+Json ModelValue(const std::string& v) {
+  if (v.find(',') != std::string::npos) {
+    Json a = Json::Array();
+    for (size_t pos = 0;;) {
+      size_t comma = v.find(',', pos);
+      size_t length = comma == std::string::npos ? std::string::npos : comma - pos;
+      std::optional<Json> item = ScalarValue(v.substr(pos, length));
+      if (!item) return Json(v);
+      a.Push(std::move(*item));
+      if (comma == std::string::npos) return a;
+      pos = comma + 1;
+    }
+  }
+  return ScalarValue(v).value_or(Json(v));
 }
 
 // compiler::ToString(HardwareModel)'s `key=value` lines as an object.
