@@ -90,6 +90,15 @@ std::shared_ptr<Program> ProgramCache::Compile(const CompileRequest& request,
     for (const std::string& n : TuneProgram(bound, device, ProcessTuningCache(), tune).notices) NoticeOnce(n);
   }
   auto program = std::make_shared<Program>(Program::Compile(bound, device, options));
+  // A tile for a kernel the program does not have is the caller's mistake; a
+  // tile for a kernel in another form than the flat one is not used (said once).
+  std::vector<std::string> kernels;
+  for (const compiler::CompiledKernel& k : program->compiled().kernels) kernels.push_back(k.spec.name);
+  for (const auto& [kernel, tile] : request.tiles)
+    if (std::find(kernels.begin(), kernels.end(), kernel) == kernels.end())
+      TILEC_USER_ERROR("options.tiles names the kernel '{}', which the program does not have (kernels: {})", kernel,
+                       fmt::join(kernels, ", "));
+  for (const std::string& w : program->compiled().warnings) NoticeOnce(w);
   if (lent) program->SetConstantInputs(constants);
   if (!use_cache) return program;
   std::lock_guard<std::mutex> lock(mutex_);

@@ -229,6 +229,26 @@ TEST_F(CApiTest, BadHandlesAreUsageErrors) {
   EXPECT_EQ(tilec_program_run(nullptr, in, 2, &out, 1, nullptr), TILEC_ERROR_USAGE);
 }
 
+// A forced tile names a kernel: one the program does not have is an error
+// naming it, never ignored.
+TEST_F(CApiTest, ForcedTilesNameAKernelOfTheProgram) {
+  tilec_tensor_spec in2[2] = {{"A", TILEC_F32, 1, dims_, nullptr}, {"B", TILEC_F32, 1, dims_, nullptr}};
+  tilec_program p = nullptr;
+  int64_t sizes[1] = {4};
+  tilec_tile_spec tile = {"kernel_7", 1, sizes};
+  tilec_compile_options tiled{};
+  tiled.tiles = &tile;
+  tiled.num_tiles = 1;
+  tiled.no_vector = 1;
+  EXPECT_ERROR(tilec_program_compile(device_, kAdd, nullptr, in2, 2, &tiled, &p, &err_), TILEC_ERROR_USER,
+               "options.tiles names the kernel 'kernel_7', which the program does not have (kernels: kernel_0)");
+  tile.kernel = "kernel_0";
+  tilec_error compiled = nullptr;
+  ASSERT_EQ(tilec_program_compile(device_, kAdd, nullptr, in2, 2, &tiled, &p, &compiled), TILEC_OK)
+      << (compiled ? tilec_error_text(compiled) : "");
+  EXPECT_EQ(tilec_program_release(p), TILEC_OK);
+}
+
 TEST_F(CApiTest, TileErrorsCarryTheSourceLocation) {
   tilec_tensor_spec in[1] = {{"A", TILEC_F32, 1, dims_, nullptr}};
   tilec_program p = nullptr;
