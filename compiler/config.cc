@@ -9,13 +9,6 @@
 namespace tilec::compiler {
 namespace {
 
-bool TileFits(const FlatContraction& flat, const std::vector<int64_t>& tile) {
-  if (tile.size() != flat.indices.size()) return false;
-  for (size_t i = 0; i < tile.size(); ++i)
-    if (tile[i] < 1 || tile[i] > flat.indices[i].range) return false;
-  return true;
-}
-
 // A tuned configuration (canonical index order) in the kernel's order, or
 // nothing where it does not fit the kernel.
 std::optional<KernelConfig> FromCache(const KernelSpec& spec, const KernelSignature& signature,
@@ -86,8 +79,11 @@ ResolvedConfig ResolveConfig(const KernelSpec& spec, const KernelSignature& sign
     r.flat_settings.push_back(fmt::format("--tile {}={}", spec.name, fmt::join(forced->second, ",")));
   if (rank != options.candidate_rank.end())
     r.flat_settings.push_back(fmt::format("--rank {}={}", spec.name, rank->second));
-  if (group != options.work_groups.end())
-    r.flat_settings.push_back(fmt::format("--work-group {}={}", spec.name, fmt::join(group->second, ",")));
+  std::string group_setting;
+  if (group != options.work_groups.end()) {
+    group_setting = fmt::format("--work-group {}={}", spec.name, fmt::join(group->second, ","));
+    r.flat_settings.push_back(group_setting);
+  }
 
   // The configuration: the tuner's by name; else the cache's by signature
   // unless --tile or --rank name the kernel.
@@ -125,7 +121,7 @@ ResolvedConfig ResolveConfig(const KernelSpec& spec, const KernelSignature& sign
     if (r.source == ConfigSource::Tuner) r.work_group_origin = fmt::format("the work-group shape of {}", spec.name);
   } else if (group != options.work_groups.end()) {
     r.work_group = group->second;
-    r.work_group_origin = fmt::format("--work-group {}={}", spec.name, fmt::join(group->second, ","));
+    r.work_group_origin = group_setting;
   }
   return r;
 }

@@ -73,10 +73,6 @@ class PassRunner {
   size_t kernels_ = 0;
 };
 
-bool IsFlat(KernelKind k) {
-  return k == KernelKind::Contraction || k == KernelKind::Elementwise || k == KernelKind::Fill;
-}
-
 // What `--emit plan` prints for a kernel: its form's plan, or the flat
 // form's tile, thread plan and read plans; then the launch.
 std::string PlanText(const KernelSpec& spec, const std::vector<int64_t>& tile, const GeneratedKernel& g) {
@@ -102,12 +98,8 @@ std::string LayoutsText(const LayoutChoice& choice) {
 // The runner's checks of each IR.
 void VerifyProgram(const lang::Program& p, std::string_view pass) { lang::VerifyDataflow(p, pass); }
 void VerifyTile(const KernelSpec& spec, const std::vector<int64_t>& tile) {
-  TILEC_CHECK(tile.size() == spec.flat.indices.size(), "after tiles: kernel {} has {} tile sizes for {} indices",
-              spec.name, tile.size(), spec.flat.indices.size());
-  for (size_t i = 0; i < tile.size(); ++i)
-    TILEC_CHECK(tile[i] >= 1 && tile[i] <= spec.flat.indices[i].range,
-                "after tiles: kernel {} has tile {} for index {} of range {}", spec.name, tile[i],
-                spec.flat.indices[i].name, spec.flat.indices[i].range);
+  TILEC_CHECK(TileFits(spec.flat, tile), "after tiles: kernel {} has the tile [{}], which does not fit its indices",
+              spec.name, fmt::join(tile, ", "));
 }
 
 }  // namespace
@@ -115,6 +107,16 @@ void VerifyTile(const KernelSpec& spec, const std::vector<int64_t>& tile) {
 const std::vector<std::string>& StageNames() {
   static const std::vector<std::string> names = {"hoist", "layouts", "kernels", "tiles", "plan", "sem"};
   return names;
+}
+
+void CheckKernelExists(const CompiledProgram& compiled, const std::string& setting, const std::string& kernel) {
+  std::vector<std::string> names;
+  for (const CompiledKernel& k : compiled.kernels) {
+    if (k.spec.name == kernel) return;
+    names.push_back(k.spec.name);
+  }
+  TILEC_USER_ERROR("{}: the program has no kernel '{}' (kernels: {}; see tilec compile --emit kernels)", setting,
+                   kernel, names.empty() ? std::string("none") : fmt::format("{}", fmt::join(names, ", ")));
 }
 
 sem::Module CompiledProgram::Module() const {
@@ -171,7 +173,7 @@ CompiledProgram CompileProgram(const lang::Program& program, const CompileOption
     KernelSpec& spec = plan.kernels[i];
     passes.SetKernel(i, plan.kernels.size());
     CompiledKernel k;
-    if (!IsFlat(spec.kind)) {
+    if (!IsFlatKind(spec.kind)) {
       k.code = passes.Run("plan", [&] { return GenerateKernel(spec, out.program, {}, hw, derived.codegen); },
                           verify_sem, [&](const GeneratedKernel& g) { return PlanText(spec, k.tile, g); });
     } else {

@@ -67,6 +67,10 @@ struct CompiledProgram {
 // spec.outputs then spec.inputs buffers.
 CompiledProgram CompileProgram(const lang::Program& program, const CompileOptions& options);
 
+// UserError unless `compiled` has the kernel a setting names; `setting` is
+// how the caller spelled it ("--tile kernel_7", "options.tiles kernel_7").
+void CheckKernelExists(const CompiledProgram& compiled, const std::string& setting, const std::string& kernel);
+
 // The passes in order: the names print_after, the progress hook and the
 // timings use.
 const std::vector<std::string>& StageNames();

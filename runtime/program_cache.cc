@@ -92,12 +92,8 @@ std::shared_ptr<Program> ProgramCache::Compile(const CompileRequest& request,
   auto program = std::make_shared<Program>(Program::Compile(bound, device, options));
   // A tile for a kernel the program does not have is the caller's mistake; a
   // tile for a kernel in another form than the flat one is not used (said once).
-  std::vector<std::string> kernels;
-  for (const compiler::CompiledKernel& k : program->compiled().kernels) kernels.push_back(k.spec.name);
   for (const auto& [kernel, tile] : request.tiles)
-    if (std::find(kernels.begin(), kernels.end(), kernel) == kernels.end())
-      TILEC_USER_ERROR("options.tiles names the kernel '{}', which the program does not have (kernels: {})", kernel,
-                       fmt::join(kernels, ", "));
+    compiler::CheckKernelExists(program->compiled(), "options.tiles " + kernel, kernel);
   for (const std::string& w : program->compiled().warnings) NoticeOnce(w);
   if (lent) program->SetConstantInputs(constants);
   if (!use_cache) return program;

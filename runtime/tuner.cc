@@ -32,11 +32,6 @@ double SecondsSince(Clock::time_point t) {
   return std::chrono::duration<double>(Clock::now() - t).count();
 }
 
-bool IsFlat(compiler::KernelKind k) {
-  return k == compiler::KernelKind::Contraction || k == compiler::KernelKind::Elementwise ||
-         k == compiler::KernelKind::Fill;
-}
-
 // Above this many points in all, the reference evaluator is too slow to check
 // every candidate: candidates are compared with the model's pick instead.
 constexpr double kEvaluatorPoints = 2e7;
@@ -590,7 +585,7 @@ TuneResult TuneProgram(const lang::Program& program, const std::shared_ptr<hal::
   std::set<std::string> signatures;
   for (size_t i = 0; i < plan.kernels.size(); ++i) {
     const compiler::CompiledKernel& k = plan.kernels[i];
-    if (!IsFlat(k.spec.kind) || !signatures.insert(k.signature).second) continue;
+    if (!compiler::IsFlatKind(k.spec.kind) || !signatures.insert(k.signature).second) continue;
     auto known = lookup.records.find(k.signature);
     if (known != lookup.records.end() && !options.retune) {
       KernelTuneResult r{k.spec.name, known->second, true, false, "", "", {}};
@@ -661,7 +656,7 @@ CachedTuning ShowTuning(const lang::Program& program, const hal::Device& device,
   out.lookup = cache.Load(DeviceFingerprint(device));
   compiler::CompiledProgram plan = CompileForSignatures(program, device, base);
   for (const compiler::CompiledKernel& k : plan.kernels) {
-    if (!IsFlat(k.spec.kind)) continue;
+    if (!compiler::IsFlatKind(k.spec.kind)) continue;
     CachedTuning::Kernel kernel{k.spec.name, k.signature, DescribeKernel(k.spec), std::nullopt, "", {}};
     if (auto it = out.lookup.records.find(k.signature); it != out.lookup.records.end()) {
       kernel.record = it->second;

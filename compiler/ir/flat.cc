@@ -48,6 +48,13 @@ int64_t CheckedAdd(int64_t a, int64_t b, const char* what) {
   return r;
 }
 
+bool TileFits(const FlatContraction& flat, const std::vector<int64_t>& tile) {
+  if (tile.size() != flat.indices.size()) return false;
+  for (size_t i = 0; i < tile.size(); ++i)
+    if (tile[i] < 1 || tile[i] > flat.indices[i].range) return false;
+  return true;
+}
+
 void Verify(const FlatContraction& flat) {
   size_t n = flat.indices.size();
   for (const FlatIndex& idx : flat.indices)

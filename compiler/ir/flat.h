@@ -114,6 +114,8 @@ struct FlatContraction {
 // whose stride count differs from the index count, a range < 1, a missing
 // output, num_inputs not matching the combination op or the access count.
 void Verify(const FlatContraction& flat);
+// Whether `tile` has one size per index of `flat`, each in [1, range].
+bool TileFits(const FlatContraction& flat, const std::vector<int64_t>& tile);
 
 // The seed's debug table:
 //   Contraction <name>:

@@ -33,6 +33,11 @@ namespace tilec::compiler {
 
 enum class KernelKind : uint8_t { Contraction, Elementwise, Fill, Special, Direct, RowGroup };
 std::string_view Name(KernelKind kind);
+// Contraction, Elementwise and Fill kernels: the kinds described by a flat
+// table (KernelSpec::flat), which the flat form tiles and the tuner tunes.
+inline bool IsFlatKind(KernelKind kind) {
+  return kind == KernelKind::Contraction || kind == KernelKind::Elementwise || kind == KernelKind::Fill;
+}
 
 // coordinate d of the kernel's output at flat point idx:
 //     constant[d] + sum_i coeffs[d][i] * idx[i]

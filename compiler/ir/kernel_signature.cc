@@ -104,9 +104,7 @@ std::vector<int64_t> FromCanonical(const KernelSignature& s, const std::vector<i
 }
 
 KernelSignature SignKernel(const KernelSpec& spec) {
-  TILEC_CHECK(spec.kind == KernelKind::Contraction || spec.kind == KernelKind::Elementwise ||
-                  spec.kind == KernelKind::Fill,
-              "kernel {} ({}) has no flat form to sign", spec.name, Name(spec.kind));
+  TILEC_CHECK(IsFlatKind(spec.kind), "kernel {} ({}) has no flat form to sign", spec.name, Name(spec.kind));
   const FlatContraction& flat = spec.flat;
   std::vector<int> order = CanonicalOrder(spec);
   Renamer rename(flat);

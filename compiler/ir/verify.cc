@@ -27,7 +27,7 @@ void Verify(const KernelPlan& plan, const lang::Program& program, std::string_vi
       TILEC_CHECK(written.count(t), "after {}: kernel {} reads '{}' before any kernel writes it", stage, k.name,
                   t);
     TILEC_CHECK(!k.outputs.empty(), "after {}: kernel {} writes nothing", stage, k.name);
-    if (k.kind == KernelKind::Contraction || k.kind == KernelKind::Elementwise || k.kind == KernelKind::Fill) {
+    if (IsFlatKind(k.kind)) {
       Verify(k.flat);
       TILEC_CHECK(k.outputs == k.flat.kernel_outputs, "after {}: kernel {} writes {} buffers, its table {}", stage,
                   k.name, k.outputs.size(), k.flat.kernel_outputs.size());

@@ -241,7 +241,8 @@ TEST_F(CApiTest, ForcedTilesNameAKernelOfTheProgram) {
   tiled.num_tiles = 1;
   tiled.no_vector = 1;
   EXPECT_ERROR(tilec_program_compile(device_, kAdd, nullptr, in2, 2, &tiled, &p, &err_), TILEC_ERROR_USER,
-               "options.tiles names the kernel 'kernel_7', which the program does not have (kernels: kernel_0)");
+               "options.tiles kernel_7: the program has no kernel 'kernel_7' (kernels: kernel_0; see tilec compile "
+               "--emit kernels)");
   tile.kernel = "kernel_0";
   tilec_error compiled = nullptr;
   ASSERT_EQ(tilec_program_compile(device_, kAdd, nullptr, in2, 2, &tiled, &p, &compiled), TILEC_OK)

@@ -144,12 +144,8 @@ void ApplyKernelOptions(const KernelOptions& o, compiler::CompileOptions& c) {
 }
 
 void CheckKernelSettings(const compiler::CompileOptions& options, const compiler::CompiledProgram& compiled) {
-  std::vector<std::string> names;
-  for (const compiler::CompiledKernel& k : compiled.kernels) names.push_back(k.spec.name);
   auto check = [&](const std::string& option, const std::string& kernel) {
-    if (std::find(names.begin(), names.end(), kernel) == names.end())
-      TILEC_USER_ERROR("{} {}: the program has no kernel '{}' (kernels: {}; see tilec compile --emit kernels)",
-                       option, kernel, kernel, JoinNames(names));
+    compiler::CheckKernelExists(compiled, fmt::format("{} {}", option, kernel), kernel);
   };
   for (const auto& [kernel, tile] : options.forced_tiles) check("--tile", kernel);
   for (const auto& [kernel, rank] : options.candidate_rank) check("--rank", kernel);
