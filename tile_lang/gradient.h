@@ -21,7 +21,7 @@
 //    coefficient 1 is then made that plain variable by substitution
 //    (`D_g[n, x, ...] = +(O_g[n, x - i + 1, ...] * K[i, ...])`), the form
 //    kernels compile fast; a strided window `2 * x + i` is split by phase
-//    (`2 * x + xr`, xr < 2; MakeOutputPlain in gradient.cc). `A[a] + B[b]`: `+(O_g[o] * B_one[b])`, B_one
+//    (`2 * x + xr`, xr < 2; MakeOutputPlain in grad_index.cc). `A[a] + B[b]`: `+(O_g[o] * B_one[b])`, B_one
 //    an i32 tensor of ones shaped like B (it keeps B's valid indices);
 //    `A == B ? C`: C gets `+(A[a] == B[b] ? O_g[o])`.
 //    A gradient that is the output's broadcast to A's shape (a row sum's)
@@ -31,7 +31,7 @@
 //    per batch element, then summed (`K_grad_part`).
 //  * `>`/`<` results the differentiated outputs do not depend on (the row
 //    maximum of softmax, log-softmax, log-sum-exp: shift invariance, proved
-//    by ShiftFree in gradient.cc) get no gradient (a stop-gradient).
+//    by ShiftFree in grad_shift_free.cc) get no gradient (a stop-gradient).
 //  * `>`/`<` of one input: the gradient goes to one element per output
 //    element, the extremum of smallest row-major position in the input
 //    (PyTorch's first-index rule for pooling windows), via a key (a float
