@@ -45,6 +45,19 @@ void Graph::Emit(const std::string& statement) {
   (folding_ ? fold_statements_ : statements_).push_back(statement);
 }
 
+std::vector<std::pair<std::string, lang::Tensor>> Graph::TakeConstants() {
+  std::vector<std::pair<std::string, lang::Tensor>> out;
+  for (auto& [name, t] : constants_) {
+    if (t.use_count() == 1)
+      out.emplace_back(name, std::move(*std::const_pointer_cast<lang::Tensor>(t)));
+    else
+      out.emplace_back(name, *t);
+    t.reset();
+  }
+  constants_.clear();
+  return out;
+}
+
 std::string Graph::AddConstant(std::string_view hint, std::shared_ptr<const lang::Tensor> t) {
   std::string name = Unique(hint);
   (folding_ ? fold_inputs_ : constants_).emplace_back(name, std::move(t));
@@ -279,7 +292,7 @@ void NodeContext::DefineConstant(size_t i, lang::Tensor t) {
   Value& v = graph_.values[node_.output(static_cast<int>(i))];
   v.shape = t.shape();
   v.tile.clear();
-  v.constant = std::make_shared<const lang::Tensor>(std::move(t));
+  v.constant = std::make_shared<lang::Tensor>(std::move(t));
 }
 
 std::string NodeContext::Temp(std::string_view hint) {
@@ -291,7 +304,7 @@ void NodeContext::Emit(const std::string& statement) { graph_.Emit(statement); }
 
 std::string NodeContext::AddConstant(std::string_view hint, lang::Tensor t) {
   std::string base = node_.name().empty() ? node_.op_type() : node_.name();
-  return graph_.AddConstant(fmt::format("{}_{}", base, hint), std::make_shared<const lang::Tensor>(std::move(t)));
+  return graph_.AddConstant(fmt::format("{}_{}", base, hint), std::make_shared<lang::Tensor>(std::move(t)));
 }
 
 // --- Helpers -----------------------------------------------------------------------------------

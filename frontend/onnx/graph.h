@@ -51,6 +51,11 @@ class Graph {
   const std::vector<std::pair<std::string, std::shared_ptr<const lang::Tensor>>>& constants() const {
     return constants_;
   }
+  // The constants, moved out of the graph: a tensor no one else holds any
+  // more is moved, not copied (every constant tensor of the import is made
+  // with make_shared<lang::Tensor>, a non-const object, so moving from it
+  // is allowed), the others are copied. Clear `values` first.
+  std::vector<std::pair<std::string, lang::Tensor>> TakeConstants();
   std::map<std::string, std::vector<std::string>>& origins() { return origins_; }
 
  private:

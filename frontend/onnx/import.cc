@@ -9,7 +9,6 @@
 
 #include <cmath>
 #include <fstream>
-#include <sstream>
 
 #include "frontend/onnx/graph.h"
 #include "support/error.h"
@@ -118,8 +117,8 @@ int FoldBatchNorms(::onnx::GraphProto& g, Graph& graph) {
       nb.as<float>()[c] = static_cast<float>((bias - mean->as<float>()[c]) * s + beta->as<float>()[c]);
     }
     std::string wname = conv.input(1) + "/bn_folded", bname = bn.output(0) + "/bias_folded";
-    graph.values[wname] = Value{"", nw.shape(), std::make_shared<const lang::Tensor>(std::move(nw))};
-    graph.values[bname] = Value{"", nb.shape(), std::make_shared<const lang::Tensor>(std::move(nb))};
+    graph.values[wname] = Value{"", nw.shape(), std::make_shared<lang::Tensor>(std::move(nw))};
+    graph.values[bname] = Value{"", nb.shape(), std::make_shared<lang::Tensor>(std::move(nb))};
     conv.set_input(1, wname);
     if (conv.input_size() > 2)
       conv.set_input(2, bname);
@@ -169,7 +168,7 @@ ImportedModel Import(std::string_view bytes, std::string_view origin_view, const
     try {
       lang::Tensor t = ReadTensorProto(init);
       lang::Shape shape = t.shape();
-      graph.values[init.name()] = Value{"", shape, std::make_shared<const lang::Tensor>(std::move(t))};
+      graph.values[init.name()] = Value{"", shape, std::make_shared<lang::Tensor>(std::move(t))};
     } catch (const Unsupported& u) {
       problems.push_back(fmt::format("initializer '{}': {}", init.name(), u.reason));
     }
@@ -177,7 +176,7 @@ ImportedModel Import(std::string_view bytes, std::string_view origin_view, const
   for (const auto& in : g.input()) {
     if (graph.values.count(in.name())) continue;  // an initializer
     if (auto v = options.values.find(in.name()); v != options.values.end()) {
-      graph.values[in.name()] = Value{"", v->second.shape(), std::make_shared<const lang::Tensor>(v->second)};
+      graph.values[in.name()] = Value{"", v->second.shape(), std::make_shared<lang::Tensor>(v->second)};
       continue;
     }
     std::string spelling = graph.Unique(in.name());
@@ -263,7 +262,7 @@ ImportedModel Import(std::string_view bytes, std::string_view origin_view, const
         for (auto& [name, t] : results) {
           Value& v = graph.values[node.output(index[name])];
           v.tile.clear();
-          v.constant = std::make_shared<const lang::Tensor>(std::move(t));
+          v.constant = std::make_shared<lang::Tensor>(std::move(t));
           v.shape = v.constant->shape();
         }
         out.folded_nodes++;
@@ -308,9 +307,10 @@ ImportedModel Import(std::string_view bytes, std::string_view origin_view, const
 
   std::vector<std::string> params;
   for (const ModelTensor& t : out.inputs) params.push_back(graph.values.at(t.onnx_name).tile);
-  for (const auto& [name, t] : graph.constants()) {
+  graph.values.clear();  // so that TakeConstants moves the tensors only the graph holds
+  for (auto& [name, t] : graph.TakeConstants()) {
     params.push_back(name);
-    out.constants[TensorName(name)] = *t;
+    out.constants[TensorName(name)] = std::move(t);
   }
   std::string src = fmt::format("// Imported from {} ({}opset {}).\n", origin,
                                 out.producer.empty() ? "" : out.producer + ", ", out.opset);
@@ -328,11 +328,20 @@ ImportedModel Import(std::string_view bytes, std::string_view origin_view, const
 }
 
 ImportedModel ImportFile(const std::string& path, const ImportOptions& options) {
-  std::ifstream in(path, std::ios::binary);
+  // Read in one piece into a buffer of the file's size: a model is mostly
+  // weights (resnet50: 100 MB), and a stream that grows its buffer, then
+  // copies it out, touches every byte three times.
+  std::ifstream in(path, std::ios::binary | std::ios::ate);
   if (!in) TILEC_USER_ERROR("cannot read model '{}': {}", path, std::strerror(errno));
-  std::stringstream ss;
-  ss << in.rdbuf();
-  return Import(ss.str(), path, options);
+  std::streamoff size = in.tellg();
+  std::string bytes;
+  if (size > 0) {
+    bytes.resize(static_cast<size_t>(size));
+    in.seekg(0);
+    in.read(bytes.data(), size);
+  }
+  if (size < 0 || !in) TILEC_USER_ERROR("cannot read model '{}': {}", path, std::strerror(errno));
+  return Import(bytes, path, options);
 }
 
 std::pair<std::string, lang::Tensor> ReadTensor(std::string_view bytes, std::string_view origin) {

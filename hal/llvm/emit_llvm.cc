@@ -2,6 +2,7 @@
 // function (lower_function.h), checked by the LLVM verifier.
 #include "hal/llvm/emit_llvm.h"
 
+#include <llvm/Bitcode/BitcodeWriter.h>
 #include <llvm/IR/LLVMContext.h>
 #include <llvm/IR/Module.h>
 #include <llvm/IR/Verifier.h>
@@ -52,6 +53,14 @@ std::string PrintModule(const llvm::Module& module) {
   module.print(os, nullptr);
   os.flush();
   return text;
+}
+
+std::string ModuleKey(const llvm::Module& module) {
+  std::string bitcode;
+  llvm::raw_string_ostream os(bitcode);
+  llvm::WriteBitcodeToFile(module, os);
+  os.flush();
+  return bitcode;
 }
 
 }  // namespace tilec::hal::cpu

@@ -218,10 +218,10 @@ struct LlvmDevice::Impl {
   std::shared_ptr<const KernelCache> disk;
   std::atomic<uint64_t> disk_hits{0}, disk_misses{0};
 
-  // The disk cache's key of a module whose IR text is `ir`.
-  std::string DiskKey(const std::string& ir) const {
-    return fmt::format("llvm-object 1\ntilec {}\n{}\n{}\n{}\nLLVM {}\nO3\n{}", disk->options().version,
-                       jit.target_triple(), jit.cpu_name(), jit.cpu_features(), LLVM_VERSION_STRING, ir);
+  // The disk cache's key of a module whose ModuleKey is `module_key`.
+  std::string DiskKey(const std::string& module_key) const {
+    return fmt::format("llvm-object 2 bitcode\ntilec {}\n{}\n{}\n{}\nLLVM {}\nO3\n{}", disk->options().version,
+                       jit.target_triple(), jit.cpu_name(), jit.cpu_features(), LLVM_VERSION_STRING, module_key);
   }
 
   EmitOptions Options() const {
@@ -350,7 +350,7 @@ std::unique_ptr<Executable> LlvmDevice::Build(const compiler::CompiledProgram& p
     options.local_sizes[k.code.function.name] = k.code.local;
   auto context = std::make_unique<llvm::LLVMContext>();
   std::unique_ptr<llvm::Module> module = EmitLLVM(program.Module(), *context, options);
-  std::string key = PrintModule(*module);
+  std::string key = ModuleKey(*module);
 
   std::shared_ptr<const CompiledModule> compiled;
   {
