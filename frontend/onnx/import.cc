@@ -8,7 +8,9 @@
 #include <onnx/onnx_pb.h>
 
 #include <cmath>
+#include <filesystem>
 #include <fstream>
+#include <iterator>
 
 #include "frontend/onnx/graph.h"
 #include "support/error.h"
@@ -331,16 +333,20 @@ ImportedModel ImportFile(const std::string& path, const ImportOptions& options) 
   // Read in one piece into a buffer of the file's size: a model is mostly
   // weights (resnet50: 100 MB), and a stream that grows its buffer, then
   // copies it out, touches every byte three times.
-  std::ifstream in(path, std::ios::binary | std::ios::ate);
+  std::error_code ec;
+  if (std::filesystem::is_directory(path, ec)) TILEC_USER_ERROR("cannot read model '{}': it is a directory", path);
+  std::ifstream in(path, std::ios::binary);
   if (!in) TILEC_USER_ERROR("cannot read model '{}': {}", path, std::strerror(errno));
-  std::streamoff size = in.tellg();
   std::string bytes;
-  if (size > 0) {
-    bytes.resize(static_cast<size_t>(size));
-    in.seekg(0);
-    in.read(bytes.data(), size);
+  uintmax_t size = std::filesystem::is_regular_file(path, ec) ? std::filesystem::file_size(path, ec) : 0;
+  if (!ec && size > 0) {
+    bytes.resize(size);
+    in.read(bytes.data(), static_cast<std::streamsize>(size));
+    bytes.resize(static_cast<size_t>(in.gcount()));  // a file that shrank meanwhile
+  } else {
+    bytes.assign(std::istreambuf_iterator<char>(in), std::istreambuf_iterator<char>());  // a pipe, a device
   }
-  if (size < 0 || !in) TILEC_USER_ERROR("cannot read model '{}': {}", path, std::strerror(errno));
+  if (in.bad()) TILEC_USER_ERROR("cannot read model '{}': {}", path, std::strerror(errno));
   return Import(bytes, path, options);
 }
 

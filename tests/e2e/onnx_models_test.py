@@ -228,6 +228,53 @@ int main(int argc, char** argv) {
         self.assertIn("'first' (NonZero) at opset 13: no converter for NonZero", r.stderr)
         self.assertIn("'second' (Unique) at opset 13: no converter for Unique", r.stderr)
 
+    def test_tune_model_then_run_and_bench_use_the_winners(self):
+        # `tilec tune MODEL.onnx`: the model's kernels are tuned like a Tile
+        # program's, the winners kept in the tuning cache, and `run` (still
+        # matching the reference evaluator) and `bench` apply them.
+        import onnx
+        from onnx import TensorProto, helper, numpy_helper
+        rng = np.random.default_rng(3)
+        inits = [numpy_helper.from_array(rng.standard_normal((6, 3, 3, 3)).astype(np.float32), "W"),
+                 numpy_helper.from_array(rng.standard_normal(6).astype(np.float32), "B"),
+                 numpy_helper.from_array(rng.standard_normal((150, 7)).astype(np.float32), "M"),
+                 numpy_helper.from_array(np.array([1, -1], np.int64), "shape")]
+        nodes = [helper.make_node("Conv", ["x", "W", "B"], ["c"], pads=[1, 1, 1, 1], name="conv"),
+                 helper.make_node("Relu", ["c"], ["r"], name="relu"),
+                 helper.make_node("Reshape", ["r", "shape"], ["f"], name="flatten"),
+                 helper.make_node("MatMul", ["f", "M"], ["y"], name="fc")]
+        graph = helper.make_graph(nodes, "g", [helper.make_tensor_value_info("x", TensorProto.FLOAT, [1, 3, 5, 5])],
+                                  [helper.make_tensor_value_info("y", TensorProto.FLOAT, [1, 7])], inits)
+        path = os.path.join(self.tmp.name, "tune.onnx")
+        onnx.save(helper.make_model(graph, opset_imports=[helper.make_opsetid("", 13)]), path)
+        env = dict(os.environ, TILEC_CACHE_DIR=os.path.join(self.tmp.name, "tune_cache"))
+        for k in ("TILEC_TUNING_CACHE", "TILEC_TUNING_CACHE_FILE", "TILEC_TUNE"):
+            env.pop(k, None)
+
+        def tilec(*args):
+            r = subprocess.run([TILEC, *args], capture_output=True, text=True, timeout=900, env=env)
+            self.assertEqual(r.returncode, 0, f"tilec {' '.join(args)}:\n{r.stderr}")
+            return r
+
+        r = tilec("tune", path, "--trials", "2", "--budget", "120s", "--seed", "5", "--top", "2")
+        self.assertIn("tune.onnx on llvm", r.stdout)
+        tuned = [line.split()[0] for line in r.stdout.splitlines() if " contraction [" in line]
+        self.assertGreaterEqual(len(tuned), 2, r.stdout)  # the convolution and the matmul
+        records = os.path.join(env["TILEC_CACHE_DIR"], "tuning.jsonl")
+        with open(records) as f:
+            self.assertEqual(len([line for line in f if line.strip()]), len(tuned))
+        r = tilec("run", "-v", path, "--random-inputs", "--check")
+        self.assertIn("check y: f32[1, 7]", r.stdout)
+        self.assertNotIn("MISMATCH", r.stdout)
+        for k in tuned:
+            self.assertIn(f"tilec: {k}: tuned configuration from the tuning cache:", r.stderr)
+        r = tilec("bench", "-v", path, "--runs", "1", "--warmup", "0")
+        for k in tuned:
+            self.assertIn(f"tilec: {k}: tuned configuration from the tuning cache:", r.stderr)
+        # A second tune is answered from the cache.
+        r = tilec("tune", path, "--trials", "2", "--budget", "120s", "--seed", "5", "--top", "2")
+        self.assertEqual(r.stdout.count("from the tuning cache"), len(tuned), r.stdout)
+
     def test_bad_files_are_user_errors(self):
         bad = os.path.join(self.tmp.name, "bad.onnx")
         with open(bad, "wb") as f:
@@ -238,6 +285,13 @@ int main(int argc, char** argv) {
         r = run("check", os.path.join(self.tmp.name, "missing.onnx"), check=False)
         self.assertEqual(r.returncode, 1, r.stderr)
         self.assertIn("cannot read model", r.stderr)
+        r = run("check", self.tmp.name + "/.onnx", check=False)  # a missing file named like a model
+        self.assertEqual(r.returncode, 1, r.stderr)
+        folder = os.path.join(self.tmp.name, "folder.onnx")
+        os.makedirs(folder, exist_ok=True)
+        r = run("check", folder, check=False)  # a directory: an error, never a crash
+        self.assertEqual(r.returncode, 1, r.stderr)
+        self.assertIn("folder.onnx", r.stderr)
 
 
 def main():
