@@ -12,7 +12,9 @@ using eval::Convert;
 using eval::Data;
 using eval::VisitStorage;
 
-Tensor::Tensor(Shape shape) : shape_(std::move(shape)) {
+Tensor::Tensor(Shape shape) : Tensor(std::move(shape), nullptr) {}
+
+Tensor::Tensor(Shape shape, const void* bytes) : shape_(std::move(shape)) {
   count_ = shape_.ElementCount();  // UserError on overflow or negative dims
   const auto elem = static_cast<uint64_t>(ByteSize(shape_.dtype));
   const auto count = static_cast<uint64_t>(count_);
@@ -20,7 +22,12 @@ Tensor::Tensor(Shape shape) : shape_(std::move(shape)) {
     TILEC_USER_ERROR("tensor {} is too large: {} elements of {} bytes", ToString(shape_), count_,
                      elem);
   try {
-    data_.resize(count * elem);  // value-initialized: zero bytes
+    if (bytes == nullptr) {
+      data_.resize(count * elem);  // value-initialized: zero bytes
+    } else {
+      const auto* first = static_cast<const std::byte*>(bytes);
+      data_.assign(first, first + count * elem);
+    }
   } catch (const std::bad_alloc&) {
     TILEC_USER_ERROR("out of memory allocating tensor {} ({} bytes)", ToString(shape_),
                      count * elem);

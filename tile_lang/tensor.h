@@ -19,6 +19,10 @@ class Tensor {
   Tensor() = default;
   // Zero-filled tensor of the given shape. Throws UserError if the byte size overflows.
   explicit Tensor(Shape shape);
+  // A tensor of the given shape holding a copy of the ElementCount x ByteSize
+  // bytes at `bytes` (which must hold that many), written once rather than
+  // zeroed first: weights of a model are read this way.
+  Tensor(Shape shape, const void* bytes);
 
   const Shape& shape() const { return shape_; }
   DataType dtype() const { return shape_.dtype; }

@@ -7,7 +7,6 @@
 
 #include <cctype>
 #include <cmath>
-#include <cstring>
 
 #include "support/error.h"
 #include "tile_lang/binder.h"
@@ -147,9 +146,7 @@ lang::Tensor ReadTensorProto(const ::onnx::TensorProto& t) {
     if (t.raw_data().size() % element != 0 || static_cast<int64_t>(t.raw_data().size() / element) != n)
       throw Unsupported{fmt::format("tensor '{}' has {} bytes of raw data where {} needs {} elements of {} bytes",
                                     t.name(), t.raw_data().size(), lang::ToString(shape), n, element)};
-    lang::Tensor out(shape);
-    if (out.bytes() > 0) std::memcpy(out.data(), t.raw_data().data(), out.bytes());
-    return out;
+    return lang::Tensor(shape, t.raw_data().data());
   }
   int64_t count = 0;
   switch (*type) {
