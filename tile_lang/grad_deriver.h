@@ -123,7 +123,10 @@ class Deriver {
                                                                            const std::string& g);
   void Default(const ContractionOp& c, const std::string& g);
   void Special(const SpecialOp& op, const std::string& g);
-  std::vector<ast::Statement> Forward();
+  // The forward ops the backward statements need, except those whose
+  // results are all in `saved`; `reads` gets the named forward tensors the
+  // backward statements read directly.
+  std::vector<ast::Statement> Forward(const std::set<std::string>& saved, std::vector<std::string>& reads);
 
   const ast::Function& f_;
   const Program& prog_;

@@ -213,18 +213,30 @@ void Deriver::Elementwise(const ElementwiseOp& op, Grad g) {
 
 
 // The forward ops the backward statements read, as statements.
-std::vector<ast::Statement> Deriver::Forward() {
+std::vector<ast::Statement> Deriver::Forward(const std::set<std::string>& saved, std::vector<std::string>& reads) {
+  std::set<std::string> backward_reads;
+  for (const auto& st : backward_) CollectNames(st, backward_reads);
+  // The ops whose results the backward statements need, through other ops,
+  // except results in `given`; `needed` gets every tensor read.
+  auto close = [&](const std::set<std::string>& given, std::set<std::string>& needed) {
+    needed = backward_reads;
+    std::vector<bool> keep(prog_.ops.size(), false);
+    for (size_t k = prog_.ops.size(); k-- > 0;) {
+      const Op& op = prog_.ops[k];
+      std::vector<std::string> defs = Writes(op);
+      auto wanted = [&](const std::string& d) { return needed.count(Name(d)) && !given.count(d); };
+      if (std::none_of(defs.begin(), defs.end(), wanted)) continue;
+      keep[k] = true;
+      for (const std::string& r : Reads(op)) needed.insert(Name(r));
+    }
+    return keep;
+  };
   std::set<std::string> needed;
-  for (const auto& st : backward_) CollectNames(st, needed);
-  std::vector<bool> keep(prog_.ops.size(), false);
-  for (size_t k = prog_.ops.size(); k-- > 0;) {
-    const Op& op = prog_.ops[k];
-    std::vector<std::string> defs = Writes(op);
-    if (std::none_of(defs.begin(), defs.end(), [&](const std::string& d) { return needed.count(Name(d)); }))
-      continue;
-    keep[k] = true;
-    for (const std::string& r : Reads(op)) needed.insert(Name(r));
-  }
+  close({}, needed);
+  for (const Op& op : prog_.ops)
+    for (const std::string& d : Writes(op))
+      if (needed.count(d) && !d.empty() && d[0] != '_' && !factors_.count(d)) reads.push_back(d);
+  std::vector<bool> keep = close(saved, needed);
   std::vector<ast::Statement> out;
   auto rename = [this](const std::string& t) { return Name(t); };
   auto fresh = [this](const std::string& base) { return Fresh(base); };
@@ -333,8 +345,20 @@ GradientProgram Deriver::Run(const GradientOptions& options) {
     result.input_shapes[in.name] = ShapeOf(o);
     fn.inputs.push_back(std::move(in));
   }
+  std::set<std::string> saved;
+  for (const std::string& t : options.saved) {
+    bool input = std::find(prog_.inputs.begin(), prog_.inputs.end(), t) != prog_.inputs.end();
+    if (input || !prog_.tensors.count(t) || t.empty() || t[0] == '_' || factors_.count(t))
+      TILEC_USER_ERROR("saved tensor '{}' is {}: only the program's outputs and named intermediates can be saved", t,
+                       input ? "an input" : "not a tensor of the program");
+    if (!saved.insert(t).second) TILEC_USER_ERROR("saved tensor '{}' is listed twice", t);
+    ast::Input in;
+    in.name = t;
+    result.input_shapes[t] = ShapeOf(t);
+    fn.inputs.push_back(std::move(in));
+  }
   for (const std::string& x : wrt) fn.outputs.push_back({result.gradients[x], {}});
-  fn.body = Forward();
+  fn.body = Forward(saved, result.forward_reads);
   for (auto& st : backward_) fn.body.push_back(std::move(st));
   return result;
 }

@@ -6,11 +6,11 @@
 //
 // Signature. Inputs: the original inputs (declared as in the original), then
 // one incoming gradient `O_grad` per differentiated output `O`, shaped like
-// `O`. Outputs: `X_grad` per requested input `X`, shaped and typed like `X`:
+// `O`, then the saved forward tensors (GradientOptions::saved). Outputs: `X_grad` per requested input `X`, shaped and typed like `X`:
 // the vector-Jacobian product sum over O of O_grad . dO/dX. (A name that is
 // taken already gets a suffix `_2`, `_3`, …; GradientProgram lists the names.)
-// Body: the forward ops the gradient needs (temporaries `_T<n>` renamed
-// `T<n>`), then the backward statements, which read them.
+// Body: the forward ops the gradient needs and was not given (temporaries
+// `_T<n>` renamed `T<n>`), then the backward statements, which read them.
 //
 // Rules (docs/user-guide.md, "`tilec grad`: gradients"):
 //  * Contraction `O[o] = +(A[a] * B[b])` (also `=`): the gradient of A is the
@@ -64,6 +64,13 @@ struct GradientOptions {
   std::vector<std::string> wrt;
   // Outputs to differentiate; empty: every float output.
   std::vector<std::string> outputs;
+  // Forward tensors the caller passes in, computed by its own forward run,
+  // so that the gradient program reads them instead of computing them again
+  // (a convolution before a ReLU is not run twice for the ReLU's mask):
+  // outputs or named intermediates of the program, not inputs. Each becomes
+  // an input of the gradient program under its own name, after the incoming
+  // gradients. GradientProgram::forward_reads says which ones are worth it.
+  std::vector<std::string> saved;
 };
 
 struct GradientProgram {
@@ -71,12 +78,17 @@ struct GradientProgram {
   std::map<std::string, Shape> input_shapes;  // to bind it: original inputs and incoming gradients
   std::map<std::string, std::string> incoming;   // differentiated output -> its gradient input
   std::map<std::string, std::string> gradients;  // input -> the output holding its gradient
+  // The program's named forward tensors (not its inputs, not temporaries)
+  // the backward statements read, in program order: what GradientOptions::saved
+  // may name so that the gradient program computes no forward op.
+  std::vector<std::string> forward_reads;
 };
 
 // Pre: `f` came from Parse; `shapes` binds it (as for Bind).
 // Post: the gradient program described above, or a UserError: a binding
-// error of `f`, an unknown or non-float name in `options`, or an
-// unsupported statement (at its span).
+// error of `f`, an unknown or non-float name in `options` (a saved name that
+// is an input or no tensor of the program), or an unsupported statement (at
+// its span).
 GradientProgram Gradient(const ast::Function& f, const std::map<std::string, Shape>& shapes,
                          const GradientOptions& options = {});
 

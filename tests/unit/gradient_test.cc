@@ -265,6 +265,47 @@ TEST_P(ExampleGradient, CompilesAndMatchesEvaluator) {
   CheckCompiled(ReadExample(e.name), e.inputs, e.name);
 }
 
+// With the forward tensors the backward reads passed in (GradientOptions::
+// saved, as a training step passes its forward run's results), the gradient
+// program computes none of them and gives the same gradients as the one that
+// computes them again.
+TEST_P(ExampleGradient, SavedForwardTensorsGiveTheSameGradients) {
+  const Example& e = GetParam();
+  lang::ast::Function f = lang::Parse(MakeSource(e.name, ReadExample(e.name)));
+  auto shapes = ShapesOf(e.inputs, DataType::F64);
+  lang::Program forward = lang::Bind(f, shapes);
+  lang::GradientOptions options;
+  for (const std::string& o : forward.outputs)
+    if (forward.Tensor(o).shape.dtype == DataType::F64) options.outputs.push_back(o);
+  lang::GradientProgram plain = lang::Gradient(f, shapes, options);
+  if (plain.forward_reads.empty()) return;  // the backward reads no forward tensor (a linear program)
+  options.saved = plain.forward_reads;
+  lang::GradientProgram saved = lang::Gradient(f, shapes, options);
+  std::string text = lang::Print(saved.function);
+  SCOPED_TRACE(e.name + " with saved tensors:\n" + text);
+  EXPECT_EQ(saved.forward_reads, plain.forward_reads);
+  for (const lang::ast::Statement& st : saved.function.body) {
+    const std::string& def = st.kind == lang::ast::Statement::Kind::Assignment ? st.assignment.name
+                                                                               : st.contraction.output.name;
+    EXPECT_TRUE(std::find(plain.forward_reads.begin(), plain.forward_reads.end(), def) == plain.forward_reads.end())
+        << "the gradient program computes the saved tensor " << def;
+  }
+  // The forward run: the program with the saved tensors as extra outputs.
+  lang::ast::Function with_saved = f;
+  for (const std::string& t : plain.forward_reads)
+    if (std::none_of(f.outputs.begin(), f.outputs.end(), [&](const auto& o) { return o.name == t; }))
+      with_saved.outputs.push_back({t, {}});
+  auto x = RandomTensors(forward, e.inputs, 5);
+  auto forward_values = lang::Evaluate(lang::Bind(with_saved, shapes), x);
+  lang::Program plain_program = BindText(lang::Print(plain.function), plain.input_shapes);
+  auto values = RandomTensors(plain_program, e.inputs, 9);
+  for (auto& [name, t] : x) values.at(name) = t;
+  auto want = lang::Evaluate(plain_program, values);
+  for (const std::string& t : plain.forward_reads) values[t] = forward_values.at(t);
+  auto got = lang::Evaluate(BindText(text, saved.input_shapes), values);
+  EXPECT_TRUE(testing::OutputsMatch(want, got, e.name, 1e-12));
+}
+
 INSTANTIATE_TEST_SUITE_P(Examples, ExampleGradient, ::testing::ValuesIn(Differentiable()),
                          [](const auto& info) { return info.param.name; });
 
@@ -401,7 +442,7 @@ TEST(GradientRules, InputWithoutGradientGetsZeros) {
 TEST(GradientRules, NamesDoNotCollide) {
   auto g = Derive("function (X[N], O_grad[N]) -> (O) { X_grad = O_grad * 2.0; O = X * X_grad; }",
                   {{"X", Shape{DataType::F32, {3}}}, {"O_grad", Shape{DataType::F32, {3}}}},
-                  {{"X"}, {}});
+                  {{"X"}, {}, {}});
   EXPECT_EQ(g.incoming.at("O"), "O_grad_2");
   EXPECT_EQ(g.gradients.at("X"), "X_grad_2");
   auto out = EvaluateGradient(g, {{"X", {1, 2, 3}}, {"O_grad", {1, 1, 1}}, {"O_grad_2", {1, 0, 2}}});

@@ -1,4 +1,4 @@
-// `tilec grad FILE -s NAME=SHAPE... [--wrt X,Y] [--outputs O] [-o OUT.tile]`:
+// `tilec grad FILE -s NAME=SHAPE... [--wrt X,Y] [--outputs O] [--saved T] [-o OUT.tile]`:
 // derive the reverse-mode gradient of a Tile program (lang::Gradient) and
 // print it as Tile source.
 #include <cerrno>
@@ -18,6 +18,7 @@ struct GradOptions {
   std::vector<std::string> shapes;
   std::vector<std::string> wrt;
   std::vector<std::string> outputs;
+  std::vector<std::string> saved;
   std::string output_file;
 };
 
@@ -36,8 +37,11 @@ void RunGrad(const GradOptions& opts, const GlobalOptions& global) {
   SourceFilePtr source = ReadSourceFile(opts.file);
   std::map<std::string, lang::Shape> shapes = ParseShapeArgs(opts.shapes, "-s");
   lang::ast::Function f = Timed(global, "parse", [&] { return ParseSource(source); });
-  lang::GradientOptions options{opts.wrt, opts.outputs};
+  lang::GradientOptions options{opts.wrt, opts.outputs, opts.saved};
   lang::GradientProgram g = Timed(global, "grad", [&] { return lang::Gradient(f, shapes, options); });
+  if (global.verbose > 0 && !g.forward_reads.empty())
+    fmt::print(stderr, "tilec: the backward reads the forward tensors {} (--saved takes them from a forward run)\n",
+               fmt::join(g.forward_reads, ", "));
   std::string text = Header(opts, g) + lang::Print(g.function);
   if (opts.output_file.empty()) {
     fmt::print("{}", text);
@@ -56,10 +60,12 @@ Command AddGradCommand(CLI::App& parent, const GlobalOptions& global) {
   CLI::App* app = parent.add_subcommand("grad", "Derive the reverse-mode gradient of a Tile program, as a Tile program");
   app->footer(Footer(
       "The gradient program's inputs are the program's inputs, then O_grad (the incoming gradient,\n"
-      "shaped like O) per differentiated output O; its outputs are X_grad per input X of --wrt.\n"
+      "shaped like O) per differentiated output O, then the --saved tensors; its outputs are X_grad\n"
+      "per input X of --wrt. A forward tensor it needs and is not given is computed again (-v lists them).\n"
       "Its sizes are those of the -s shapes. Rules and limits: docs/user-guide.md, \"tilec grad\".\n\n"
       "Examples:\n"
       "  tilec grad examples/conv_relu.tile -s D=f32[1,8,8,4] -s K=f32[3,3,4,4] --wrt D,K\n"
+      "  tilec grad examples/conv_relu.tile -s D=f32[1,8,8,4] -s K=f32[3,3,4,4] --saved O\n"
       "  tilec grad examples/softmax.tile -s X=f32[4,10] -o softmax_grad.tile\n"
       "  tilec run softmax_grad.tile --random-inputs -s X=f32[4,10] -s Y_grad=f32[4,10]"));
   app->add_option("file", opts->file, "Tile source file")->required()->type_name("FILE.tile");
@@ -71,6 +77,11 @@ Command AddGradCommand(CLI::App& parent, const GlobalOptions& global) {
       ->delimiter(',')
       ->type_name("NAME[,NAME...]");
   app->add_option("--outputs", opts->outputs, "Outputs to differentiate (default: every float output)")
+      ->delimiter(',')
+      ->type_name("NAME[,NAME...]");
+  app->add_option("--saved", opts->saved,
+                  "Forward outputs or named intermediates the gradient program takes as inputs (from the "
+                  "forward run) instead of computing them again")
       ->delimiter(',')
       ->type_name("NAME[,NAME...]");
   app->add_option("-o,--output", opts->output_file, "Write the gradient program to this file instead of stdout")
