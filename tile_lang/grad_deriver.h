@@ -116,6 +116,7 @@ class Deriver {
   ast::Contraction Write(Gather g, const ContractionOp& c, const std::string& out, ast::AggOp agg,
                          ast::CombOp comb);
 
+  std::string RectifiedInput(const ElementwiseOp& op) const;
   void Elementwise(const ElementwiseOp& op, Grad g);
   void Contraction(const ContractionOp& c, const std::string& g);
   void Extremum(const ContractionOp& c, const std::string& g);

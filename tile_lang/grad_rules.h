@@ -9,7 +9,9 @@
 //  * `min`/`max` of two equal values give each operand half of `g`;
 //  * `abs` at 0, `floor`, `ceil`, `round` give 0 (they are flat almost everywhere);
 //  * `pow(a, b)` gives `b` no gradient where `a <= 0`;
-//  * `c ? a : b` routes `g` to `a` where `c` holds and to `b` elsewhere.
+//  * `c ? a : b` routes `g` to `a` where `c` holds and to `b` elsewhere
+//    (the deriver reads a rectifier, `c ? t : 0` with c comparing t with 0,
+//    by its result instead: g where the result is not 0, relu'(0) = 0).
 // Comparisons, logical and bit operations, `index` and casts to integers
 // have integer or boolean results and carry no gradient.
 #pragma once

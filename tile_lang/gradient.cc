@@ -165,8 +165,42 @@ Deriver::Grad Deriver::Materialize(const std::string& t, const std::string& name
 // reads a full-shaped tensor beside it (`g * E` for exp) is full again; one
 // that does not (`-g`, `g` of an addition) passes the broadcast on to a
 // full-shaped operand; an operand of another shape gets g broadcast first.
+namespace {
+
+bool IsZero(const Operand& o) { return !o.is_tensor && (o.scalar.is_float ? o.scalar.f == 0 : o.scalar.i == 0); }
+
+}  // namespace
+
+// `y = c ? t : 0` or `y = c ? 0 : t` where c compares t with 0 (ReLU, as
+// `relu` binds, and its kin): t, else empty. Its derivative in t is
+// [y != 0] but where t is exactly 0, where it is 0 (PyTorch's relu'(0) = 0),
+// so the backward reads the result y, which a caller has, instead of c's t.
+std::string Deriver::RectifiedInput(const ElementwiseOp& op) const {
+  if (op.fn != ElemFn::Cond || op.operands.size() != 3 || !op.operands[0].is_tensor) return {};
+  const Operand& a = op.operands[1];
+  const Operand& b = op.operands[2];
+  const Operand& t = IsZero(a) ? b : a;
+  if (!t.is_tensor || !IsZero(IsZero(a) ? a : b) || ShapeOf(t.tensor) != ShapeOf(op.output)) return {};
+  for (const Op& def : prog_.ops) {
+    const auto* c = std::get_if<ElementwiseOp>(&def);
+    if (!c || c->output != op.operands[0].tensor) continue;
+    bool compare = c->fn == ElemFn::CmpGt || c->fn == ElemFn::CmpGe || c->fn == ElemFn::CmpLt || c->fn == ElemFn::CmpLe;
+    if (!compare || c->operands.size() != 2) return {};
+    bool t_with_zero = (c->operands[0] == t && IsZero(c->operands[1])) || (c->operands[1] == t && IsZero(c->operands[0]));
+    return t_with_zero ? t.tensor : std::string();
+  }
+  return {};
+}
+
 void Deriver::Elementwise(const ElementwiseOp& op, Grad g) {
   const Shape& y = ShapeOf(op.output);
+  if (std::string t = RectifiedInput(op); !t.empty() && !g.narrow) {
+    if (NeedsGrad(t)) {
+      ExprPtr mask = ast::MakeBinary(ast::BinaryOp::Ne, TensorExpr(Name(op.output)), ast::MakeInt(0));
+      ContributeExpr(t, ast::MakeTernary(mask, TensorExpr(g.name), ast::MakeInt(0)), y.dims, y.dtype);
+    }
+    return;
+  }
   std::vector<ExprPtr> x;
   for (const Operand& o : op.operands) x.push_back(o.is_tensor ? TensorExpr(Name(o.tensor)) : ScalarExpr(o.scalar));
   std::vector<ExprPtr> rules = ElementwiseGradient(op.fn, x, TensorExpr(Name(op.output)), TensorExpr(g.name));
@@ -231,11 +265,26 @@ std::vector<ast::Statement> Deriver::Forward(const std::set<std::string>& saved,
     }
     return keep;
   };
-  std::set<std::string> needed;
-  close({}, needed);
+  // What a caller may save: the named results the backward reads, through
+  // temporaries only (a named tensor given needs nothing behind it).
+  auto named = [&](const std::string& d) { return !d.empty() && d[0] != '_' && !factors_.count(d); };
+  std::set<std::string> frontier = backward_reads;
+  std::set<std::string> saveable;
+  for (size_t k = prog_.ops.size(); k-- > 0;) {
+    const Op& op = prog_.ops[k];
+    bool expand = false;
+    for (const std::string& d : Writes(op)) {
+      if (!frontier.count(Name(d))) continue;
+      if (named(d)) saveable.insert(d);
+      else expand = true;
+    }
+    if (expand)
+      for (const std::string& r : Reads(op)) frontier.insert(Name(r));
+  }
   for (const Op& op : prog_.ops)
     for (const std::string& d : Writes(op))
-      if (needed.count(d) && !d.empty() && d[0] != '_' && !factors_.count(d)) reads.push_back(d);
+      if (saveable.count(d)) reads.push_back(d);
+  std::set<std::string> needed;
   std::vector<bool> keep = close(saved, needed);
   std::vector<ast::Statement> out;
   auto rename = [this](const std::string& t) { return Name(t); };

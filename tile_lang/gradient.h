@@ -39,7 +39,9 @@
 //    element) and a `>` contraction that picks the winning key.
 //  * `default P`: P gets O's gradient where the contraction reached nothing.
 //  * Elementwise functions: the table in grad_rules.h; broadcast operands get
-//    the gradient summed over their broadcast dimensions.
+//    the gradient summed over their broadcast dimensions. A rectifier
+//    (`c ? t : 0`, c comparing t with 0: relu) gives t `y != 0 ? g : 0`,
+//    which reads its result y rather than t.
 //  * gather/scatter/reshape: scatter/gather/reshape of the gradient.
 //  * `reverse_grad(X, c)` (PlaidML's): X, whose gradient is multiplied by -c
 //    (c must be a literal).
@@ -78,9 +80,10 @@ struct GradientProgram {
   std::map<std::string, Shape> input_shapes;  // to bind it: original inputs and incoming gradients
   std::map<std::string, std::string> incoming;   // differentiated output -> its gradient input
   std::map<std::string, std::string> gradients;  // input -> the output holding its gradient
-  // The program's named forward tensors (not its inputs, not temporaries)
-  // the backward statements read, in program order: what GradientOptions::saved
-  // may name so that the gradient program computes no forward op.
+  // The program's named forward tensors (not its inputs) the backward
+  // statements read, directly or through temporaries, in program order: what
+  // GradientOptions::saved may name so that the gradient program computes no
+  // forward op but cheap elementwise temporaries of them.
   std::vector<std::string> forward_reads;
 };
 
