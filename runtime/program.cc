@@ -97,17 +97,8 @@ Program Program::Compile(const lang::Program& bound, std::shared_ptr<hal::Device
                          compiler::CompileOptions options, bool keep_hw, bool build) {
   TILEC_CHECK(device != nullptr, "no device");
   if (!keep_hw) options.hw = device->hardware_model();
-  if (!options.tuned) {
-    // Tune on first use (TILEC_TUNE=SECONDS), then apply the tuning cache.
-    const RuntimeSettings& settings = ProcessSettings();
-    if (settings.tune_budget_s > 0 && ProcessTuningCache().options().enabled) {
-      TuneOptions tune;
-      tune.base = options;
-      tune.budget_s = settings.tune_budget_s;
-      for (const std::string& n : TuneProgram(bound, device, ProcessTuningCache(), tune).notices) NoticeOnce(n);
-    }
-    options.tuned = ProcessTunedConfigs(*device);
-  }
+  // Tune on first use (TILEC_TUNE=SECONDS), then apply the tuning cache.
+  ApplyTuning(bound, device, ProcessSettings().tune_budget_s, options);
   Program p;
   p.device_ = std::move(device);
   p.compiled_ = compiler::CompileProgram(bound, options);
