@@ -7,6 +7,7 @@
 #include <functional>
 
 #include "compiler/sem/ir.h"
+#include "runtime/launch_table.h"
 #include "runtime/layout_pack.h"
 #include "runtime/settings.h"
 #include "runtime/tuner.h"
@@ -105,7 +106,7 @@ Program Program::Compile(const lang::Program& bound, std::shared_ptr<hal::Device
   Program p;
   p.device_ = std::move(device);
   p.compiled_ = compiler::CompileProgram(bound, options);
-  if (build) p.executable_ = p.device_->Build(p.compiled_);
+  if (build) p.executable_ = p.device_->Build(p.compiled_.Module(), LaunchTableOf(p.compiled_));
   p.Prepare();
   return p;
 }
@@ -115,7 +116,9 @@ hal::Device& Program::device() const {
   return *device_;
 }
 
-std::string Program::TargetCode(hal::Device& device) const { return device.EmitProgram(compiled_); }
+std::string Program::TargetCode(hal::Device& device) const {
+  return device.EmitProgram(compiled_.Module(), LaunchTableOf(compiled_));
+}
 
 void Program::CheckBuilt() const {
   if (executable_) return;
