@@ -1,9 +1,10 @@
 // The backend interface: what the runtime needs from a device, whatever it
 // is (OpenCL through the ICD loader, the host CPU through LLVM).
 //
-// A Device allocates buffers, moves bytes, turns the sem functions of a
-// compiled program into target code (EmitCode, for `--emit`) and builds them
-// into an Executable whose kernels it launches synchronously.
+// A Device allocates buffers, moves bytes, turns a sem module into target
+// code (EmitCode, for `--emit`) and builds it, with the launch table of its
+// kernels (launch_table.h), into an Executable whose kernels it launches
+// synchronously. Nothing else of the compiler's plans reaches a device.
 //
 // Thread safety: every Device member, and Executable::Launch, may be called
 // from several threads at once (launches of one Executable may serialize).
@@ -17,9 +18,9 @@
 #include <vector>
 
 #include "compiler/schedule/hardware_model.h"
-#include "compiler/pipeline.h"
 #include "compiler/sem/ir.h"
 #include "hal/kernel_cache.h"
+#include "hal/launch_table.h"
 #include "tile_lang/types.h"
 
 namespace tilec::hal {
@@ -30,12 +31,13 @@ class DeviceBuffer {
   virtual size_t size() const = 0;  // bytes
 };
 
-// The kernels of one compiled program, built for one device.
+// The kernels of one launch table, built for one device.
 class Executable {
  public:
   virtual ~Executable() = default;
-  // Runs kernel `index` (position in CompiledProgram::kernels) on `buffers`
-  // (its parameters: spec.outputs then spec.inputs) and waits for it.
+  // Runs kernel `index` (position in LaunchTable::kernels) on `buffers`
+  // (its parameters, as LaunchTable::Kernel::buffers lists them) and waits
+  // for it.
   // Returns the kernel's device time in nanoseconds.
   virtual uint64_t Launch(size_t index, const std::vector<DeviceBuffer*>& buffers) = 0;
   // Launch without measuring the time (the embedding API's fast path, where
@@ -102,12 +104,14 @@ class Device {
 
   // The target code of `module` (OpenCL C, LLVM IR, …).
   virtual std::string EmitCode(const sem::Module& module) = 0;
-  // The target code Build compiles for `program`: EmitCode of its module,
-  // plus what the program's tensors change (OpenCL: image parameters).
-  virtual std::string EmitProgram(const compiler::CompiledProgram& program) { return EmitCode(program.Module()); }
-  // Builds every kernel of `program`. DeviceError (with the build log) if
-  // the target compiler rejects the code.
-  virtual std::unique_ptr<Executable> Build(const compiler::CompiledProgram& program) = 0;
+  // The target code Build compiles: EmitCode of `module`, plus what the
+  // kernels' buffers change (OpenCL: image parameters).
+  virtual std::string EmitProgram(const sem::Module& module, const LaunchTable& launches) {
+    return EmitCode(module);
+  }
+  // Builds every kernel of `launches`, whose functions `module` holds.
+  // DeviceError (with the build log) if the target compiler rejects the code.
+  virtual std::unique_ptr<Executable> Build(const sem::Module& module, const LaunchTable& launches) = 0;
 
   // The persistent cache Build looks in before generating code and fills
   // after (kernel_cache.h); none by default. Set before the first Build.

@@ -7,6 +7,7 @@
 #include <functional>
 
 #include "compiler/sem/ir.h"
+#include "runtime/launch_table.h"
 #include "runtime/layout_pack.h"
 #include "runtime/settings.h"
 #include "runtime/tuner.h"
@@ -95,25 +96,37 @@ Program Program::CompileOnly(const lang::Program& bound, std::shared_ptr<hal::De
 
 Program Program::Compile(const lang::Program& bound, std::shared_ptr<hal::Device> device,
                          compiler::CompileOptions options, bool keep_hw, bool build) {
-  TILEC_CHECK(device != nullptr, "no device");
-  if (!keep_hw) options.hw = device->hardware_model();
-  if (!options.tuned) {
-    // Tune on first use (TILEC_TUNE=SECONDS), then apply the tuning cache.
-    const RuntimeSettings& settings = ProcessSettings();
-    if (settings.tune_budget_s > 0 && ProcessTuningCache().options().enabled) {
-      TuneOptions tune;
-      tune.base = options;
-      tune.budget_s = settings.tune_budget_s;
-      for (const std::string& n : TuneProgram(bound, device, ProcessTuningCache(), tune).notices) NoticeOnce(n);
-    }
-    options.tuned = ProcessTunedConfigs(*device);
+  TILEC_CHECK(device != nullptr || !build, "no device");
+  if (device) {
+    if (!keep_hw) options.hw = device->hardware_model();
+    // Tune on first use (TILEC_TUNE=SECONDS) if the program is built to
+    // run, then apply the tuning cache.
+    ApplyTuning(bound, device, build ? ProcessSettings().tune_budget_s : 0, options);
   }
   Program p;
   p.device_ = std::move(device);
   p.compiled_ = compiler::CompileProgram(bound, options);
-  if (build) p.executable_ = p.device_->Build(p.compiled_);
+  if (build) p.executable_ = p.device_->Build(p.compiled_.Module(), LaunchTableOf(p.compiled_));
   p.Prepare();
   return p;
+}
+
+hal::Device& Program::device() const {
+  TILEC_CHECK(device_ != nullptr, "a program compiled without a device has none");
+  return *device_;
+}
+
+std::string Program::TargetCode(hal::Device& device) const {
+  return device.EmitProgram(compiled_.Module(), LaunchTableOf(compiled_));
+}
+
+void Program::CheckBuilt() const {
+  if (executable_) return;
+  if (!device_)
+    TILEC_USER_ERROR("this program was compiled for a hardware model without a device, so it cannot run");
+  std::string why = device_->WhyCannotRun();
+  TILEC_USER_ERROR("this program was compiled for {} without being built, so it cannot run{}{}", device_->id(),
+                   why.empty() ? "" : ": ", why);
 }
 
 void Program::Prepare() {
@@ -308,11 +321,6 @@ hal::DeviceBuffer& Program::Owned(BufferSet& set, size_t slot) {
 
 void Program::Launch(BufferSet& set, const std::vector<hal::DeviceBuffer*>& slots, bool reuse,
                      const ConstantMemory& memory, RunStats* stats) {
-  if (!executable_) {
-    std::string why = device_->WhyCannotRun();
-    TILEC_USER_ERROR("this program was compiled for {} without being built, so it cannot run{}{}",
-                     device_->id(), why.empty() ? "" : ": ", why);
-  }
   uint64_t generation = constants_generation_->load();
   if (!reuse) set.constants_generation = 0;  // a failed run leaves no stale claim
   for (size_t i = 0; i < kernel_slots_.size(); ++i) {
@@ -347,6 +355,7 @@ bool Program::InPlaceRunnable() const {
 }
 
 void Program::RunInPlace(std::span<void* const> data) {
+  CheckBuilt();
   const lang::Program& prog = compiled_.program;
   size_t num_in = prog.inputs.size(), n = num_in + prog.outputs.size();
   TILEC_CHECK(data.size() == n, "RunInPlace with {} pointers for {} tensors", data.size(), n);
@@ -390,6 +399,7 @@ void Program::RunInPlace(std::span<void* const> data) {
 
 void Program::RunOn(std::span<const HostView> inputs, std::span<const HostView> outputs,
                     RunStats* stats) {
+  CheckBuilt();
   const lang::Program& prog = compiled_.program;
   if (inputs.size() != prog.inputs.size())
     TILEC_USER_ERROR("the program has {} inputs but {} were given", prog.inputs.size(), inputs.size());
@@ -495,6 +505,7 @@ std::map<std::string, lang::Tensor> Program::Run(const std::map<std::string, lan
 }
 
 void Program::Upload(const std::map<std::string, lang::Tensor>& inputs) {
+  CheckBuilt();
   const lang::Program& prog = compiled_.program;
   for (size_t i = 0; i < prog.inputs.size(); ++i) {
     const std::string& name = prog.inputs[i];
@@ -512,6 +523,7 @@ void Program::Upload(const std::map<std::string, lang::Tensor>& inputs) {
 }
 
 RunStats Program::Execute() {
+  CheckBuilt();
   std::vector<hal::DeviceBuffer*> slots;
   for (size_t s = 0; s < slot_names_.size(); ++s) slots.push_back(&Owned(*staged_, s));
   // The staged buffers never move: Upload alone changes the constants.

@@ -65,7 +65,12 @@ class Program {
                          compiler::CompileOptions options = {}, bool keep_hw = false);
   // Compiles without building the device code: its plans, sem and target
   // code (TargetCode) are there, and running it is a UserError. For a device
-  // whose code this host cannot run (hal::Device::WhyCannotRun).
+  // whose code this host cannot run (hal::Device::WhyCannotRun), and for
+  // `tilec compile`. It applies the tuning cache but never tunes (it runs
+  // nothing). A null `device` compiles for `options.hw` alone (kept as
+  // given), without the tuning cache, whose configurations belong to a
+  // device: plans and sem, and the target code of a device given to
+  // TargetCode (`tilec compile --hw seed`).
   static Program CompileOnly(const lang::Program& bound, std::shared_ptr<hal::Device> device,
                              compiler::CompileOptions options = {}, bool keep_hw = false);
 
@@ -135,9 +140,12 @@ class Program {
 
   const compiler::CompiledProgram& compiled() const { return compiled_; }
   const lang::Program& bound() const { return compiled_.program; }
-  hal::Device& device() const { return *device_; }
-  // The target code of every kernel (OpenCL C, …).
-  std::string TargetCode() const { return device_->EmitProgram(compiled_); }
+  // Pre: compiled with a device (InternalError otherwise).
+  hal::Device& device() const;
+  // The target code of every kernel (OpenCL C, …) as the program's device
+  // builds it, or as `device` (of any language) would.
+  std::string TargetCode() const { return TargetCode(device()); }
+  std::string TargetCode(hal::Device& device) const;
 
   // Bytes of host memory a view must start at a multiple of to be used in place.
   size_t HostAlignment(const std::string& tensor) const;
@@ -182,7 +190,10 @@ class Program {
   void Launch(BufferSet& set, const std::vector<hal::DeviceBuffer*>& slots, bool reuse,
               const ConstantMemory& memory, RunStats* stats);
 
-  std::shared_ptr<hal::Device> device_;
+  // UserError unless the program was built (CompileOnly's cannot run).
+  void CheckBuilt() const;
+
+  std::shared_ptr<hal::Device> device_;  // null: compiled for a hardware model alone
   compiler::CompiledProgram compiled_;
   static Program Compile(const lang::Program& bound, std::shared_ptr<hal::Device> device,
                          compiler::CompileOptions options, bool keep_hw, bool build);

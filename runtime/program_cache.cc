@@ -81,14 +81,11 @@ std::shared_ptr<Program> ProgramCache::Compile(const CompileRequest& request,
   compiler::CompileOptions options;
   options.forced_tiles = request.tiles;
   options.vectorize = request.vectorize;
-  if (!request.use_tuning_cache) {
-    options.tuned = std::map<std::string, compiler::KernelConfig>{};
-  } else if (request.tune_budget_s > 0 && ProcessTuningCache().options().enabled) {
-    TuneOptions tune;
-    tune.base = options;
-    tune.budget_s = request.tune_budget_s;
-    for (const std::string& n : TuneProgram(bound, device, ProcessTuningCache(), tune).notices) NoticeOnce(n);
-  }
+  // No tuned configurations, or the caller's tuning budget (else TILEC_TUNE's)
+  // and the tuning cache.
+  if (!request.use_tuning_cache) options.tuned = std::map<std::string, compiler::KernelConfig>{};
+  double budget_s = request.tune_budget_s > 0 ? request.tune_budget_s : ProcessSettings().tune_budget_s;
+  ApplyTuning(bound, device, budget_s, options);
   auto program = std::make_shared<Program>(Program::Compile(bound, device, options));
   // A tile for a kernel the program does not have is the caller's mistake; a
   // tile for a kernel in another form than the flat one is not used (said once).

@@ -32,7 +32,9 @@ struct CompileRequest {
   std::map<std::string, std::vector<int64_t>> tiles;
   bool vectorize = true;
   bool use_tuning_cache = true;  // false: the cost model's picks (no tuned configurations)
-  double tune_budget_s = 0;      // > 0: tune untuned kernels first (runtime/tuner.h)
+  // > 0: tune untuned kernels first, within this budget (ApplyTuning,
+  // runtime/tuner.h); 0: TILEC_TUNE's budget.
+  double tune_budget_s = 0;
   // Constant inputs (Program::SetConstantInputs); any order, duplicates ignored.
   std::vector<std::string> constants;
 };

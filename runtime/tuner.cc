@@ -667,4 +667,16 @@ CachedTuning ShowTuning(const lang::Program& program, const hal::Device& device,
   return out;
 }
 
+void ApplyTuning(const lang::Program& program, const std::shared_ptr<hal::Device>& device, double budget_s,
+                 compiler::CompileOptions& options) {
+  if (options.tuned) return;
+  if (budget_s > 0 && ProcessTuningCache().options().enabled) {
+    TuneOptions tune;
+    tune.base = options;
+    tune.budget_s = budget_s;
+    for (const std::string& n : TuneProgram(program, device, ProcessTuningCache(), tune).notices) NoticeOnce(n);
+  }
+  options.tuned = ProcessTunedConfigs(*device);
+}
+
 }  // namespace tilec::runtime

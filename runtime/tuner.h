@@ -90,6 +90,16 @@ struct TuneResult {
 TuneResult TuneProgram(const lang::Program& program, const std::shared_ptr<hal::Device>& device,
                        const TuningCache& cache, const TuneOptions& options);
 
+// Tune on first use, then the tuning cache: what every compile through
+// runtime::Program (and the program cache) does with `options.tuned`. Unless
+// it is set already (an explicit set; empty: the cost model's picks), tunes
+// the kernels of `program` the process's tuning cache does not know yet,
+// within `budget_s` seconds (when > 0 and the cache is enabled; the cache's
+// notices printed once), then sets `options.tuned` to what the cache holds
+// for `device`.
+void ApplyTuning(const lang::Program& program, const std::shared_ptr<hal::Device>& device, double budget_s,
+                 compiler::CompileOptions& options);
+
 // The kernels of `program` as the cache knows them for `device` (the
 // records found; `kernels` lists every flat kernel with its signature).
 struct CachedTuning {

@@ -8,6 +8,7 @@
 #include <llvm/IR/LLVMContext.h>
 #include <llvm/IR/Module.h>
 
+#include <algorithm>
 #include <atomic>
 #include <chrono>
 #include <cstdlib>
@@ -104,17 +105,6 @@ void CallKernel(GroupFn fn, void** args, int64_t first, int64_t last) {
 // Both bounds must hold: few points, and little memory to move.
 constexpr int64_t kInlineWork = 64 * 1024;
 constexpr size_t kInlineBytes = 256 * 1024;
-
-int64_t IterationPoints(const compiler::KernelSpec& spec) {
-  if (spec.kind == compiler::KernelKind::Special || spec.kind == compiler::KernelKind::Direct)
-    return -1;
-  int64_t points = 1;
-  for (const compiler::FlatIndex& idx : spec.flat.indices) {
-    if (idx.range <= 0 || points > (int64_t{1} << 40) / idx.range) return -1;
-    points *= idx.range;
-  }
-  return points;
-}
 
 class CpuExecutable final : public Executable {
  public:
@@ -334,22 +324,20 @@ KernelCacheStats LlvmDevice::kernel_cache_stats() const {
   return {impl_->disk_hits.load(), impl_->disk_misses.load()};
 }
 
-std::string LlvmDevice::EmitObject(const compiler::CompiledProgram& program) {
+std::string LlvmDevice::EmitObject(const sem::Module& sem, const LaunchTable& launches) {
   EmitOptions options = impl_->Options();
-  for (const compiler::CompiledKernel& k : program.kernels)
-    options.local_sizes[k.code.function.name] = k.code.local;
+  for (const LaunchTable::Kernel& k : launches.kernels) options.local_sizes[k.function] = k.local;
   llvm::LLVMContext context;
-  std::unique_ptr<llvm::Module> module = EmitLLVM(program.Module(), context, options);
+  std::unique_ptr<llvm::Module> module = EmitLLVM(sem, context, options);
   return impl_->jit.EmitObject(*module);
 }
 
-std::unique_ptr<Executable> LlvmDevice::Build(const compiler::CompiledProgram& program) {
+std::unique_ptr<Executable> LlvmDevice::Build(const sem::Module& sem, const LaunchTable& launches) {
   CheckRunnable();
   EmitOptions options = impl_->Options();
-  for (const compiler::CompiledKernel& k : program.kernels)
-    options.local_sizes[k.code.function.name] = k.code.local;
+  for (const LaunchTable::Kernel& k : launches.kernels) options.local_sizes[k.function] = k.local;
   auto context = std::make_unique<llvm::LLVMContext>();
-  std::unique_ptr<llvm::Module> module = EmitLLVM(program.Module(), *context, options);
+  std::unique_ptr<llvm::Module> module = EmitLLVM(sem, *context, options);
   std::string key = ModuleKey(*module);
 
   std::shared_ptr<const CompiledModule> compiled;
@@ -361,9 +349,9 @@ std::unique_ptr<Executable> LlvmDevice::Build(const compiler::CompiledProgram& p
       compiled = it->second;
     } else {
       std::vector<std::string> names, symbols;
-      for (const compiler::CompiledKernel& k : program.kernels) {
-        names.push_back(k.code.function.name);
-        symbols.push_back(GroupFunctionName(k.code.function.name));
+      for (const LaunchTable::Kernel& k : launches.kernels) {
+        names.push_back(k.function);
+        symbols.push_back(GroupFunctionName(k.function));
       }
       std::vector<void*> addresses;
       std::optional<std::string> object;
@@ -398,17 +386,20 @@ std::unique_ptr<Executable> LlvmDevice::Build(const compiler::CompiledProgram& p
   }
 
   std::vector<KernelLaunch> kernels;
-  for (const compiler::CompiledKernel& k : program.kernels) {
+  for (const LaunchTable::Kernel& k : launches.kernels) {
     KernelLaunch launch;
-    launch.name = k.code.function.name;
+    launch.name = k.function;
     launch.fn = compiled->at(launch.name);
-    launch.params = k.code.function.params.size();
-    launch.work = IterationPoints(k.spec);
-    for (const sem::Param& p : k.code.function.params)
+    auto f = std::find_if(sem.functions.begin(), sem.functions.end(),
+                          [&](const sem::Function& fn) { return fn.name == k.function; });
+    TILEC_CHECK(f != sem.functions.end(), "kernel '{}' is not in the module", k.function);
+    launch.params = f->params.size();
+    launch.work = k.points;
+    for (const sem::Param& p : f->params)
       TILEC_CHECK(p.type.IsPointer(), "kernel '{}': parameter '{}' is not a buffer", launch.name,
                   p.name);
     for (int d = 0; d < 3; ++d) {
-      int64_t global = k.code.global[d], local = k.code.local[d];
+      int64_t global = k.global[d], local = k.local[d];
       TILEC_CHECK(global >= 1 && local >= 1 && global % local == 0,
                   "kernel '{}': global size {} is not a multiple of local size {} in dimension {}",
                   launch.name, global, local, d);

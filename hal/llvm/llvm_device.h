@@ -53,15 +53,15 @@ class LlvmDevice final : public hal::Device {
   // key of the IR text, the CPU's triple, name and features, LLVM's
   // version, the optimization level and Tilec's version; compiles and stores
   // it on a miss.
-  std::unique_ptr<Executable> Build(const compiler::CompiledProgram& program) override;
+  std::unique_ptr<Executable> Build(const sem::Module& module, const LaunchTable& launches) override;
   void SetKernelCache(std::shared_ptr<const KernelCache> cache) override;
   KernelCacheStats kernel_cache_stats() const override;
 
-  // The program's kernels as a position-independent object file for the
+  // The kernels of `launches` as a position-independent object file for the
   // device's CPU (the host's, or --cpu's), the same optimized code Build runs: kernel K's entry point is
   // the symbol GroupFunctionName(K) (a GroupFn, see emit_llvm.h). For
   // ahead-of-time output; nothing is cached.
-  std::string EmitObject(const compiler::CompiledProgram& program);
+  std::string EmitObject(const sem::Module& module, const LaunchTable& launches);
 
   const CpuInfo& cpu() const;          // the CPU code is compiled for
   const std::string& target_triple() const;  // LLVM's triple of that code

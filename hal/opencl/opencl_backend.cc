@@ -29,24 +29,24 @@ class ClExecutable final : public Executable {
  public:
   // A failed build is a DeviceError naming the program's kernels, with the
   // driver's message and build log.
-  ClExecutable(opencl::Device& device, const compiler::CompiledProgram& program,
-               const std::string& source, const std::string& build_options, std::vector<KernelImages> images)
+  ClExecutable(opencl::Device& device, const LaunchTable& launches, const std::string& source,
+               const std::string& build_options, std::vector<KernelImages> images)
       : device_(device), images_(std::move(images)) {
     Program built;
     try {
       built = device.Build(source, kBuildOptions + build_options);
     } catch (const DeviceError& e) {
       std::string names;
-      for (const compiler::CompiledKernel& k : program.kernels)
-        names += fmt::format("{}'{}'", names.empty() ? "" : ", ", k.code.function.name);
+      for (const LaunchTable::Kernel& k : launches.kernels)
+        names += fmt::format("{}'{}'", names.empty() ? "" : ", ", k.function);
       throw DeviceError(fmt::format("cannot build kernel{} {}: {}",
-                                    program.kernels.size() == 1 ? "" : "s", names, e.what()),
+                                    launches.kernels.size() == 1 ? "" : "s", names, e.what()),
                         e.build_log());
     }
-    for (const compiler::CompiledKernel& k : program.kernels) {
-      kernels_.push_back(device.GetKernel(built, k.code.function.name));
-      global_.push_back(k.code.global);
-      local_.push_back(k.code.local);
+    for (const LaunchTable::Kernel& k : launches.kernels) {
+      kernels_.push_back(device.GetKernel(built, k.function));
+      global_.push_back(k.global);
+      local_.push_back(k.local);
     }
   }
 
@@ -159,14 +159,14 @@ class ClDevice final : public hal::Device {
 
   std::string EmitCode(const sem::Module& module) override { return EmitOpenCL(module, emit_); }
 
-  std::string EmitProgram(const compiler::CompiledProgram& program) override {
-    return Emit(program, PlanImages(program, Images(), image_access_));
+  std::string EmitProgram(const sem::Module& module, const LaunchTable& launches) override {
+    return Emit(module, launches, PlanImages(launches, Images(), image_access_));
   }
 
-  std::unique_ptr<Executable> Build(const compiler::CompiledProgram& program) override {
-    std::vector<KernelImages> images = PlanImages(program, Images(), image_access_);
-    std::string source = Emit(program, images);
-    return std::make_unique<ClExecutable>(device_, program, source, build_options_, std::move(images));
+  std::unique_ptr<Executable> Build(const sem::Module& module, const LaunchTable& launches) override {
+    std::vector<KernelImages> images = PlanImages(launches, Images(), image_access_);
+    std::string source = Emit(module, launches, images);
+    return std::make_unique<ClExecutable>(device_, launches, source, build_options_, std::move(images));
   }
 
  private:
@@ -180,11 +180,12 @@ class ClDevice final : public hal::Device {
   std::once_flag images_once_;
   ImageSupport images_;
 
-  std::string Emit(const compiler::CompiledProgram& program, const std::vector<KernelImages>& images) const {
+  std::string Emit(const sem::Module& module, const LaunchTable& launches,
+                   const std::vector<KernelImages>& images) const {
     EmitOptions emit = emit_;
     for (size_t k = 0; k < images.size(); ++k)
-      if (!images[k].read.empty()) emit.read_images[program.kernels[k].code.function.name] = images[k].read;
-    return EmitOpenCL(program.Module(), emit);
+      if (!images[k].read.empty()) emit.read_images[launches.kernels[k].function] = images[k].read;
+    return EmitOpenCL(module, emit);
   }
 
   const ImageSupport& Images() {

@@ -168,25 +168,20 @@ Buffer& ClImage::LinearForWrite(uint64_t* copy_ns) {
   return Linear();
 }
 
-std::vector<KernelImages> PlanImages(const compiler::CompiledProgram& program, const ImageSupport& support,
+std::vector<KernelImages> PlanImages(const LaunchTable& launches, const ImageSupport& support,
                                      ImageAccess access) {
   TILEC_CHECK(access != ImageAccess::kAuto, "image access not resolved");
   std::vector<KernelImages> plan;
-  for (const compiler::CompiledKernel& k : program.kernels) {
+  for (const LaunchTable::Kernel& k : launches.kernels) {
     KernelImages images;
-    size_t position = 0;
-    auto note = [&](const std::string& name, bool written) {
-      const lang::TensorDecl& t = program.program.Tensor(name);
-      if (const auto& im = t.layout.image) {
-        CheckImage(support, name, im->width, im->height, t.shape.dtype);
-        if (written) images.written.push_back(position);
-        else if (access == ImageAccess::kLinear) images.read_linear.push_back(position);
-        else images.read[position] = im->width;
-      }
-      ++position;
-    };
-    for (const std::string& n : k.spec.outputs) note(n, true);
-    for (const std::string& n : k.spec.inputs) note(n, false);
+    for (size_t position = 0; position < k.buffers.size(); ++position) {
+      const LaunchTable::Buffer& b = k.buffers[position];
+      if (!b.image) continue;
+      CheckImage(support, b.tensor, b.image->width, b.image->height, b.dtype);
+      if (b.written) images.written.push_back(position);
+      else if (access == ImageAccess::kLinear) images.read_linear.push_back(position);
+      else images.read[position] = b.image->width;
+    }
     plan.push_back(std::move(images));
   }
   return plan;

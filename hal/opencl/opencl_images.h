@@ -27,8 +27,8 @@
 #include <string>
 #include <vector>
 
-#include "compiler/pipeline.h"
 #include "hal/hal.h"
+#include "hal/launch_table.h"
 #include "hal/opencl/opencl_device.h"
 
 namespace tilec::hal::opencl {
@@ -93,7 +93,7 @@ class ClImage final : public DeviceBuffer {
   int copies_ = 0;
 };
 
-// Per kernel of a program, which parameters are image tensors: read ones
+// Per kernel of a launch table, which parameters are image tensors: read ones
 // (positions -> width, for EmitOptions::read_images; kSampler only), read
 // through their linear buffer (kLinear), and written ones (the kernel gets
 // their linear buffer).
@@ -102,9 +102,9 @@ struct KernelImages {
   std::vector<size_t> read_linear;
   std::vector<size_t> written;
 };
-// Checks every image tensor of `program` against `support` (CheckImage).
+// Checks every image buffer of `launches` against `support` (CheckImage).
 // `access` is kSampler or kLinear.
-std::vector<KernelImages> PlanImages(const compiler::CompiledProgram& program, const ImageSupport& support,
+std::vector<KernelImages> PlanImages(const LaunchTable& launches, const ImageSupport& support,
                                      ImageAccess access);
 
 }  // namespace tilec::hal::opencl

@@ -97,6 +97,14 @@ class TuneTest(unittest.TestCase):
         self.assertNotIn("tuned configuration", r.stderr)
         r = self.tilec("compile", "-v", str(self.file), *SHAPES, "--device", target, "--emit", "kernels")
         self.assertIn("tilec: kernel_0: tuned configuration from the tuning cache:", r.stderr)
+        # compile goes through runtime::Program: with --hw seed (no device's
+        # model) no tuned configuration; never a tune on first use (it runs nothing).
+        r = self.tilec("compile", "-v", str(self.file), *SHAPES, "--device", target, "--hw", "seed", "--emit", "kernels")
+        self.assertNotIn("tuned configuration", r.stderr)
+        self.env["TILEC_TUNE"] = "30"
+        self.tilec("compile", str(self.file), *SHAPES, "--device", target, "--vector", "0", "--emit", "kernels")
+        del self.env["TILEC_TUNE"]
+        self.assertEqual(len(self.records()), 2)
 
         # A second tune is answered from the cache; nothing is appended.
         r = self.tilec("tune", str(self.file), *SHAPES, "--target", target, *TUNE)

@@ -82,14 +82,13 @@ sem::Function Kernel(std::vector<sem::Param> params, std::vector<Stmt> body,
 // `local`, its parameters bound to `bufs` (read back afterwards).
 void Launch(const sem::Function& f, std::vector<Host*> bufs,
             std::array<int64_t, 3> global = {1, 1, 1}, std::array<int64_t, 3> local = {1, 1, 1}) {
-  compiler::CompiledProgram program;
-  compiler::CompiledKernel k;
-  k.code.function = f;
-  k.code.function.work_group_size = local;
-  k.code.global = global;
-  k.code.local = local;
-  program.kernels.push_back(k);
-  std::unique_ptr<Executable> exe = Device().Build(program);
+  sem::Module module;
+  module.functions.push_back(f);
+  module.functions.back().work_group_size = local;
+  // One launch of `f`; one index point, so it runs on the calling thread.
+  hal::LaunchTable launches;
+  launches.kernels.push_back({f.name, global, local, {}, 1});
+  std::unique_ptr<Executable> exe = Device().Build(module, launches);
   std::vector<std::unique_ptr<DeviceBuffer>> owned;
   std::vector<DeviceBuffer*> args;
   for (Host* h : bufs) {

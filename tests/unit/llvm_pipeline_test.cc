@@ -9,6 +9,7 @@
 #include <cstdio>
 
 #include "hal/llvm/llvm_device.h"
+#include "runtime/launch_table.h"
 #include "tests/unit/pipeline_cases.h"
 
 namespace tilec {
@@ -340,7 +341,7 @@ TEST(LlvmPipeline, ConvCompilesToASmallModule) {
   compiler::CompileOptions options;
   options.hw = Device()->hardware_model();
   compiler::CompiledProgram compiled = compiler::CompileProgram(bound, options);
-  std::unique_ptr<hal::Executable> exe = Device()->Build(compiled);
+  std::unique_ptr<hal::Executable> exe = Device()->Build(compiled.Module(), runtime::LaunchTableOf(compiled));
   ASSERT_NE(exe, nullptr);
   std::string ir = Device()->EmitCode(compiled.Module());
   EXPECT_NE(ir.find("define void @kernel_0_groups(ptr"), std::string::npos) << ir;

@@ -6,6 +6,7 @@
 
 #include "hal/llvm/cpu_info.h"
 #include "hal/llvm/llvm_device.h"
+#include "runtime/launch_table.h"
 #include "runtime/tuning_cache.h"
 #include "tilec/tilec.h"
 #include "tests/unit/pipeline_cases.h"
@@ -151,7 +152,7 @@ TEST(NamedCpus, AArch64DeviceCompilesButDoesNotRunHere) {
       EXPECT_EQ(text->find("x86"), std::string::npos);
       EXPECT_EQ(text->find("_ZGV"), std::string::npos);
     }
-    std::string object = device->EmitObject(only.compiled());
+    std::string object = device->EmitObject(only.compiled().Module(), runtime::LaunchTableOf(only.compiled()));
     ASSERT_GT(object.size(), 20u);
     EXPECT_EQ(object.substr(0, 4), "\x7f" "ELF");
     EXPECT_EQ(static_cast<unsigned char>(object[18]) | static_cast<unsigned char>(object[19]) << 8, 183);  // EM_AARCH64

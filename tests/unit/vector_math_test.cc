@@ -277,12 +277,11 @@ void PlaceEdges(std::vector<float>& x, const std::vector<float>& edges, int widt
 template <typename T>
 std::vector<T> RunKernel(CallFn fn, DataType d, const std::vector<T>& x, const std::vector<T>& y,
                          std::vector<int> widths = {16, 8, 4, 2}, bool declared = false) {
-  compiler::CompiledProgram program;
-  compiler::CompiledKernel k;
-  k.code.function = MathKernel(fn, d, std::move(widths), static_cast<int64_t>(x.size()), declared);
-  k.code.global = k.code.local = {1, 1, 1};
-  program.kernels.push_back(k);
-  std::unique_ptr<Executable> exe = Device()->Build(program);
+  sem::Module module;
+  module.functions.push_back(MathKernel(fn, d, std::move(widths), static_cast<int64_t>(x.size()), declared));
+  hal::LaunchTable launches;
+  launches.kernels.push_back({module.functions[0].name, {1, 1, 1}, {1, 1, 1}, {}, 1});
+  std::unique_ptr<Executable> exe = Device()->Build(module, launches);
   size_t bytes = x.size() * sizeof(T);
   std::vector<std::unique_ptr<DeviceBuffer>> bufs;
   for (const std::vector<T>* host : {&x, &y, &x}) {
@@ -640,12 +639,11 @@ TEST(VectorMath, RunsOfCallsEndAtAShadowedName) {
   f.params = {{"x", Ptr(DataType::F32), true}, {"y", Ptr(DataType::F32), true}, {"o", Ptr(DataType::F32), true}};
   f.body = _Block({_For("i", 0, n, 16, _Block({_Declare(f16, "v", _Load(x, i, 16)), inner}))});
   f.work_group_size = std::array<int64_t, 3>{1, 1, 1};
-  compiler::CompiledProgram program;
-  compiler::CompiledKernel k;
-  k.code.function = f;
-  k.code.global = k.code.local = {1, 1, 1};
-  program.kernels.push_back(k);
-  std::unique_ptr<Executable> exe = Device()->Build(program);
+  sem::Module module;
+  module.functions.push_back(f);
+  hal::LaunchTable launches;
+  launches.kernels.push_back({f.name, {1, 1, 1}, {1, 1, 1}, {}, 1});
+  std::unique_ptr<Executable> exe = Device()->Build(module, launches);
   std::vector<float> in = Uniform<float>(-4, 4, n, 41);
   for (size_t at = 3; at < in.size(); at += 16 * 5) in[at] = 100.0f;
   size_t bytes = in.size() * sizeof(float);

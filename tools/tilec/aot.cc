@@ -15,6 +15,7 @@
 
 #include "hal/llvm/emit_llvm.h"
 #include "hal/llvm/llvm_device.h"
+#include "runtime/launch_table.h"
 #include "support/error.h"
 #include "tools/tilec/aot_runtime_text.h"
 #include "tools/tilec/json.h"
@@ -313,7 +314,7 @@ std::vector<std::string> WriteAot(const compiler::CompiledProgram& compiled, hal
     written.push_back(path);
   };
   if (auto* llvm = dynamic_cast<hal::cpu::LlvmDevice*>(&device)) {
-    std::string object = llvm->EmitObject(prefixed);
+    std::string object = llvm->EmitObject(prefixed.Module(), runtime::LaunchTableOf(prefixed));
     // Vector math from glibc's libmvec (vector_math.h), when the loop vectorizer used it.
     bool mvec = object.find("_ZGV") != std::string::npos;
     write(file(fn + ".o"), object);

@@ -10,6 +10,7 @@
 #include "compiler/pipeline.h"
 #include "hal/hal.h"
 #include "hal/llvm/llvm_device.h"
+#include "runtime/program.h"
 #include "runtime/settings.h"
 #include "tile_lang/binder.h"
 #include "tile_lang/parser.h"
@@ -91,6 +92,8 @@ void RunCompile(const CompileOptions& o, const GlobalOptions& global, bool expla
   // --emit cl names its language: without --target it shows OpenCL kernels
   // shaped for the OpenCL device.
   std::string target = !o.target_given && o.emit == "cl" ? "opencl" : o.target;
+  // The target's device: its hardware model shapes the kernels (--hw
+  // device), its language is the code's.
   std::shared_ptr<hal::Device> device;
   compiler::HardwareModel hw = compiler::SeedExampleHardware();
   if (o.hw == "device" || code) {
@@ -107,8 +110,6 @@ void RunCompile(const CompileOptions& o, const GlobalOptions& global, bool expla
   options.search.fast = !o.full_search;
   if (o.full_search) options.search.max_scored = int64_t{1} << 20;
   ApplyKernelOptions(o.kernel, options);
-  // Tuned configurations belong to a device: only with its hardware model.
-  if (device && o.hw == "device") ApplyTuningCache(options, *device, o.kernel.no_tuning_cache);
   if (explain) {
     options.print_after = {"kernels", "tiles", "plan"};
   } else if (!code && o.output.empty()) {
@@ -127,10 +128,16 @@ void RunCompile(const CompileOptions& o, const GlobalOptions& global, bool expla
   options.progress = [&](const std::string& s, size_t kernel, size_t kernels) {
     progress.Set(CompileStageText("compile", s, kernel, kernels));
   };
-  compiler::CompiledProgram compiled = [&] {
+  // Through the runtime like every client, which applies the tuning cache;
+  // with --hw seed without a device, since tuned configurations belong to
+  // one and the kernels are shaped for the seed's model.
+  std::shared_ptr<hal::Device> model_device = o.hw == "device" ? device : nullptr;
+  runtime::Program compiled_program = [&] {
     ProgressTicker ticker(progress);
-    return Timed(global, "compile", [&] { return compiler::CompileProgram(program, options); }, &timings);
+    return Timed(global, "compile", [&] { return runtime::Program::CompileOnly(program, model_device, options); },
+                 &timings);
   }();
+  const compiler::CompiledProgram& compiled = compiled_program.compiled();
   CheckKernelSettings(options, compiled);
   LogTunedKernels(global, compiled);
   if (!o.output.empty()) {
@@ -172,7 +179,7 @@ void RunCompile(const CompileOptions& o, const GlobalOptions& global, bool expla
       auto& llvm_device = static_cast<hal::cpu::LlvmDevice&>(*code_device);
       text = llvm_device.EmitOptimizedIR(compiled.Module());
     } else {
-      text = code_device->EmitProgram(compiled);
+      text = compiled_program.TargetCode(*code_device);
     }
     progress.Clear();
     if (!o.json) fmt::print("{}", text);

@@ -1,16 +1,6 @@
 #include "tools/tilec/tuning_flags.h"
 
-#include "runtime/settings.h"
-
 namespace tilec::tools {
-
-void ApplyTuningCache(compiler::CompileOptions& options, const hal::Device& device, bool no_tuning_cache) {
-  if (no_tuning_cache) {
-    options.tuned = std::map<std::string, compiler::KernelConfig>{};
-  } else {
-    options.tuned = runtime::ProcessTunedConfigs(device);
-  }
-}
 
 void LogTunedKernels(const GlobalOptions& global, const compiler::CompiledProgram& compiled) {
   if (global.verbose < 1) return;

@@ -1,20 +1,15 @@
 // The tuning cache on the command lines of compile, run and bench (their
-// `--no-tuning-cache` is a kernel option, common.h): the cache's configurations
-// for a compile that does not go through runtime::Program, and the -v log of
-// the tuned configurations a compile applied (runtime/tuning_cache.h).
+// `--no-tuning-cache` is a kernel option, common.h, and runtime::Program
+// applies the cache): the -v log of the tuned configurations a compile
+// applied (runtime/tuning_cache.h).
 #pragma once
 
 #include <CLI/CLI.hpp>
 
 #include "compiler/pipeline.h"
-#include "hal/hal.h"
 #include "tools/tilec/common.h"
 
 namespace tilec::tools {
-
-// Sets options.tuned: empty with `no_tuning_cache`, else what the process's
-// tuning cache holds for `device` (its notices printed once).
-void ApplyTuningCache(compiler::CompileOptions& options, const hal::Device& device, bool no_tuning_cache);
 
 // At -v: one line per kernel compiled with a tuned configuration,
 // "tilec: kernel_0: tuned configuration from the tuning cache: tile [1, 8, 8, 4] (signature …)".
