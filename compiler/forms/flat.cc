@@ -8,7 +8,7 @@
 #include <functional>
 #include <map>
 
-#include "compiler/forms/forms.h"
+#include "compiler/forms/common.h"
 #include "compiler/forms/elementwise.h"
 #include "compiler/sem/builder.h"
 #include "support/error.h"
@@ -281,13 +281,9 @@ class FlatGen {
     using lang::ast::AggOp;
     DataType t = flat_.agg_type;
     if (t == DataType::Bool) {
-      switch (flat_.agg_op) {
-        case AggOp::Sum:
-        case AggOp::Max: return hit ? _Select(hit, _LogicalOr(acc, v), v) : _LogicalOr(acc, v);
-        case AggOp::Prod:
-        case AggOp::Min: return hit ? _Select(hit, _LogicalAnd(acc, v), v) : _LogicalAnd(acc, v);
-        case AggOp::Assign: return v;
-      }
+      if (flat_.agg_op == AggOp::Assign) return v;
+      Expr r = AggCombineBool(flat_.agg_op, acc, v);
+      return hit ? _Select(hit, r, v) : r;
     }
     lang::ElementwiseOp op;
     op.compute_type = t;

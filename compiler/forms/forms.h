@@ -103,39 +103,4 @@ GeneratedKernel GenerateRowGroupKernel(const KernelSpec& spec, const lang::Progr
 int64_t VectorBlockElements(const HardwareModel& hw);
 GeneratedKernel GenerateSpecialKernel(const KernelSpec& spec, const lang::Program& program);
 
-// Helpers shared by the generators.
-std::string Sanitize(const std::string& s);  // a C identifier made of s
-// The L2 caches of all compute units together (saturating): results some
-// times larger get streaming stores (forms/vector.cc, forms/transpose.cc).
-int64_t TotalL2Bytes(const HardwareModel& hw);
-// Whether every buffer `spec` reads or writes fits, all together, in half the
-// last-level cache (false where hw.l3_bytes is unknown). Then its results
-// stay cached, for its next run or the kernel that reads them, and
-// streaming stores would only send them to memory (bench/suite batch norm
-// n8 56x56 c64, 6.4 MB each way, is faster cached on a 32 MB L3); where the
-// buffers outgrow it (Y = A*B + C over three 6 MB inputs, 24 MB) streaming
-// still wins.
-bool FitsInHalfTheLastLevelCache(const KernelSpec& spec, const lang::Program& program, const HardwareModel& hw);
-// One distinct C identifier per flat index, from its Tile name.
-std::vector<std::string> IndexNames(const FlatContraction& flat);
-// I32 when every address and index of `flat` fits in 31 bits, else I64.
-lang::DataType IndexTypeFor(const FlatContraction& flat);
-std::string ParamName(const std::string& tensor, int position);  // a C identifier
-std::vector<sem::Param> BufferParams(const KernelSpec& spec, const lang::Program& program);
-// The access through which a flat kernel's post-ops read, or the kernel
-// writes, `tensor`. A written tensor without an access of its own is laid
-// out like the output (Lower shares access 0 then); InternalError if
-// `tensor` is neither.
-const FlatAccess& PointAccess(const KernelSpec& spec, const std::string& tensor);
-// The start every CPU form (vector, reduction, transpose) shares: the
-// function named after the kernel with 64-bit addressing (CPU address
-// arithmetic folds into the loads then) and BufferParams; `params` gets
-// their VarRefs in order, `top` the kernel's comment.
-GeneratedKernel StartCpuKernel(const KernelSpec& spec, const lang::Program& program,
-                               std::vector<sem::Expr>& params, std::vector<sem::Stmt>& top);
-// The parameter (as a VarRef) holding `tensor`'s buffer; `params` are the
-// VarRefs of BufferParams(spec, …) in order.
-sem::Expr BufferOf(const KernelSpec& spec, const std::vector<sem::Expr>& params,
-                   const std::string& tensor);
-
 }  // namespace tilec::compiler

@@ -10,7 +10,7 @@
 #include <numeric>
 #include <tuple>
 
-#include "compiler/forms/forms.h"
+#include "compiler/forms/common.h"
 #include "compiler/forms/elementwise.h"
 #include "compiler/sem/builder.h"
 #include "support/error.h"
@@ -435,8 +435,7 @@ class SpecialGen {
       case AggOp::Assign: return v;
     }
     if (t == DataType::Bool) {
-      Expr r = (agg == AggOp::Sum || agg == AggOp::Max) ? _LogicalOr(acc, v) : _LogicalAnd(acc, v);
-      return _Select(hit, r, v);
+      return _Select(hit, AggCombineBool(agg, acc, v), v);
     }
     return _Select(hit, GenerateElementwise(e, {acc, v}, t), v);
   }

@@ -536,14 +536,10 @@ bool VecGen::StreamingStores() const {
     for (int i = 0; i < flat_.num_indices(); ++i)
       if (i != v_ && a.strides[i] % w_ != 0) return false;
   }
-  // A temporary is read again by a later kernel of the run: it stays in
-  // the caches unless it is far larger than they are. A result goes back
-  // to the caller: above twice the L2 caches' total it would only push
-  // the inputs out of the last level (bench/suite gelu erf 1024x3072, 12.5
-  // MB written past 4 MB of L2, and tanh 4M gain from streaming), unless
-  // the kernel's buffers all fit in half of that level together.
-  return bytes > SaturatingMul(TotalL2Bytes(hw_), temporaries ? 8 : 2) &&
-         !FitsInHalfTheLastLevelCache(spec_, program_, hw_);
+  // A result goes back to the caller: above twice the L2 caches' total it
+  // would only push the inputs out of the last level (StreamingStoresPay).
+  return StreamingStoresPay(spec_, program_, hw_, bytes,
+                            temporaries ? kTemporaryStreamingFactor : kResultStreamingFactor);
 }
 
 std::string VecGen::PlanText() const {

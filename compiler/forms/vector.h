@@ -13,7 +13,7 @@
 #include <string>
 #include <vector>
 
-#include "compiler/forms/forms.h"
+#include "compiler/forms/common.h"
 #include "compiler/sem/builder.h"
 
 namespace tilec::compiler::vector_form {
