@@ -6,6 +6,7 @@
 #include <cctype>
 #include <limits>
 #include <map>
+#include <memory>
 
 #include "compiler/sem/builder.h"
 #include "support/error.h"
@@ -174,6 +175,41 @@ sem::Expr AggCombineBool(AggOp agg, sem::Expr acc, sem::Expr v) {
     case AggOp::Assign: break;
   }
   return v;
+}
+
+FormPlan StartPlan(Form form, const KernelSpec& spec, const lang::Program& program, const HardwareModel& hw,
+                   const CodegenOptions& options) {
+  FormPlan plan;
+  plan.form = form;
+  plan.spec = &spec;
+  plan.program = &program;
+  plan.hw = &hw;
+  plan.options = options;
+  return plan;
+}
+
+GeneratedKernel EmittedForm::Emit(const FormPlan& plan) const {
+  TILEC_CHECK(plan.form == id() && plan.emitted, "a {} form plan without its kernel", name());
+  return *plan.emitted;
+}
+
+std::optional<FormPlan> CpuGeneratorForm::Plan(const KernelSpec& spec, const lang::Program& program,
+                                               const HardwareModel& hw, const CodegenOptions& options) const {
+  if (PaddingNeedsZeros(spec)) return std::nullopt;
+  std::optional<GeneratedKernel> k = generate_(spec, program, hw);
+  if (!k) return std::nullopt;
+  return KeepEmitted(StartPlan(id_, spec, program, hw, options), std::move(*k));
+}
+
+FormPlan KeepEmitted(FormPlan plan, GeneratedKernel kernel) {
+  kernel.form = plan.form;
+  plan.text = kernel.plan_text;
+  plan.emitted = std::make_shared<const GeneratedKernel>(std::move(kernel));
+  return plan;
+}
+
+bool PaddingNeedsZeros(const KernelSpec& spec) {
+  return !spec.flat.padding.empty() && (!spec.flat.post_ops.empty() || !spec.flat.generate_contraction);
 }
 
 bool LargerThanTheCaches(int64_t bytes, int64_t factor, const HardwareModel& hw) {

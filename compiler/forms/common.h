@@ -6,6 +6,7 @@
 #pragma once
 
 #include <cstdint>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -47,6 +48,43 @@ sem::Expr BufferOf(const KernelSpec& spec, const std::vector<sem::Expr>& params,
 void DeclareGridPositions(const FlatContraction& flat, const std::vector<std::string>& names,
                           const std::vector<int>& grid, sem::Expr id, std::vector<sem::Stmt>& top,
                           std::vector<sem::Expr>& pos);
+
+// --- Plans -----------------------------------------------------------------------
+
+// A FormPlan of `form` for `spec`, pointing at what Emit needs.
+FormPlan StartPlan(Form form, const KernelSpec& spec, const lang::Program& program, const HardwareModel& hw,
+                   const CodegenOptions& options);
+// A form whose generator decides and emits in one go (forms/form.h): its
+// Plan keeps the kernel emitted in FormPlan::emitted (KeepEmitted), and
+// Emit returns it.
+class EmittedForm : public FormImpl {
+ public:
+  GeneratedKernel Emit(const FormPlan& plan) const override;
+};
+// A CPU form (reduce, transpose) whose generator plans and emits in one
+// call, nullopt where the kernel does not fit: Plan turns away a kernel
+// with padding to zero (PaddingNeedsZeros), else runs the generator.
+class CpuGeneratorForm final : public EmittedForm {
+ public:
+  using Generator = std::optional<GeneratedKernel> (*)(const KernelSpec&, const lang::Program&,
+                                                       const HardwareModel&);
+  CpuGeneratorForm(Form id, Generator generate) : id_(id), generate_(generate) {}
+  Form id() const override { return id_; }
+  std::optional<FormPlan> Plan(const KernelSpec& spec, const lang::Program& program, const HardwareModel& hw,
+                               const CodegenOptions& options) const override;
+
+ private:
+  Form id_;
+  Generator generate_;
+};
+// `plan` with `kernel` (given the form's id) kept in it, and its plan_text
+// as the plan's text.
+FormPlan KeepEmitted(FormPlan plan, GeneratedKernel kernel);
+// Whether `spec` writes a blocked layout's padding that must be zeroed: the
+// CPU forms (vector, reduce, transpose) do not zero it yet and leave such a
+// kernel to the flat form; without post-ops a contraction leaves 0 there
+// anyway (ir/flat.h: padding).
+bool PaddingNeedsZeros(const KernelSpec& spec);
 
 // --- Aggregations ----------------------------------------------------------------
 

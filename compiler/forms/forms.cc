@@ -4,6 +4,7 @@
 
 #include <algorithm>
 
+#include "compiler/ir/kernel_signature.h"
 #include "support/error.h"
 
 namespace tilec::compiler {
@@ -20,47 +21,49 @@ const char* Name(Form form) {
   return "?";
 }
 
+std::string ToString(const FormPlan& plan) {
+  std::string s = fmt::format("form {}\n", Name(plan.form));
+  for (const auto& [name, value] : plan.params) s += fmt::format("{} {}\n", name, value);
+  return s + plan.text;
+}
+
+std::string HashPlan(const FormPlan& plan) { return Fnv1a64Hex(ToString(plan)); }
+
+const std::vector<const FormImpl*>& FormsFor(KernelKind kind, const CodegenOptions& options) {
+  // The registry: one ordered list per device class and kernel kind. A new
+  // form is one line here, where it is tried.
+  static const std::vector<const FormImpl*> cpu = {&VectorForm(), &ReduceForm(), &TransposeForm(), &FlatForm()};
+  static const std::vector<const FormImpl*> gpu = {&FlatForm()};
+  static const std::vector<const FormImpl*> special = {&SpecialForm()};
+  static const std::vector<const FormImpl*> row_group = {&RowGroupForm()};
+  switch (kind) {
+    case KernelKind::Contraction:
+    case KernelKind::Elementwise:
+    case KernelKind::Fill: return !options.use_local && options.vectorize ? cpu : gpu;
+    case KernelKind::Special:
+    case KernelKind::Direct: return special;
+    case KernelKind::RowGroup: return row_group;
+  }
+  TILEC_UNREACHABLE("a kernel of an unknown kind");
+}
+
 std::optional<GeneratedKernel> GenerateCpuForm(const KernelSpec& spec, const lang::Program& program,
                                                const HardwareModel& hw, const CodegenOptions& options) {
-  // The vector form does not zero a blocked layout's padding yet (ir/flat.h:
-  // padding); without post-ops a contraction leaves 0 there anyway.
-  bool padding =
-      !spec.flat.padding.empty() && (!spec.flat.post_ops.empty() || !spec.flat.generate_contraction);
-  if (options.use_local || !options.vectorize || padding) return std::nullopt;
-  std::optional<GeneratedKernel> k = GenerateVectorKernel(spec, program, hw, options.vector_rows);
-  if (k) {
-    k->form = Form::Vector;
-  } else if ((k = GenerateReduceKernel(spec, program, hw))) {
-    k->form = Form::Reduce;
-  } else if ((k = GenerateTransposeKernel(spec, program, hw))) {
-    k->form = Form::Transpose;
+  for (const FormImpl* form : FormsFor(spec.kind, options)) {
+    if (form->id() == Form::Flat) break;  // the flat form needs a tile first
+    if (std::optional<FormPlan> plan = form->Plan(spec, program, hw, options)) return form->Emit(*plan);
   }
-  return k;
+  return std::nullopt;
 }
 
 GeneratedKernel GenerateKernel(const KernelSpec& spec, const lang::Program& program,
                                const std::vector<int64_t>& tile, const HardwareModel& hw,
                                const CodegenOptions& options) {
-  switch (spec.kind) {
-    case KernelKind::Contraction:
-    case KernelKind::Elementwise:
-    case KernelKind::Fill: {
-      if (std::optional<GeneratedKernel> k = GenerateCpuForm(spec, program, hw, options)) return std::move(*k);
-      return GenerateFlatKernel(spec, program, tile, hw, options);
-    }
-    case KernelKind::Special:
-    case KernelKind::Direct: {
-      GeneratedKernel k = GenerateSpecialKernel(spec, program);
-      k.form = Form::Special;
-      return k;
-    }
-    case KernelKind::RowGroup: {
-      GeneratedKernel k = GenerateRowGroupKernel(spec, program, hw);
-      k.form = Form::RowGroup;
-      return k;
-    }
-  }
-  TILEC_UNREACHABLE("kernel {} has an unknown kind", spec.name);
+  CodegenOptions with_tile = options;
+  with_tile.tile = tile;
+  for (const FormImpl* form : FormsFor(spec.kind, with_tile))
+    if (std::optional<FormPlan> plan = form->Plan(spec, program, hw, with_tile)) return form->Emit(*plan);
+  TILEC_UNREACHABLE("kernel {}: no form takes it", spec.name);
 }
 
 }  // namespace tilec::compiler

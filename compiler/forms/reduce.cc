@@ -337,9 +337,10 @@ class ReduceGen {
 
 }  // namespace
 
-std::optional<GeneratedKernel> GenerateReduceKernel(const KernelSpec& spec, const lang::Program& program,
-                                                    const HardwareModel& hw) {
-  return ReduceGen(spec, program, hw).Run();
+const FormImpl& ReduceForm() {
+  static const CpuGeneratorForm form(Form::Reduce, [](const KernelSpec& spec, const lang::Program& program,
+                                                      const HardwareModel& hw) { return ReduceGen(spec, program, hw).Run(); });
+  return form;
 }
 
 }  // namespace tilec::compiler

@@ -447,9 +447,24 @@ class RowGroupGen {
 
 }  // namespace
 
-GeneratedKernel GenerateRowGroupKernel(const KernelSpec& spec, const lang::Program& program,
-                                       const HardwareModel& hw) {
-  return RowGroupGen(spec, program, hw).Run();
+namespace {
+
+// Every RowGroup kernel takes this form (Lower made it for it).
+class RowGroupFormImpl final : public EmittedForm {
+ public:
+  Form id() const override { return Form::RowGroup; }
+  std::optional<FormPlan> Plan(const KernelSpec& spec, const lang::Program& program, const HardwareModel& hw,
+                               const CodegenOptions& options) const override {
+    if (spec.kind != KernelKind::RowGroup) return std::nullopt;
+    return KeepEmitted(StartPlan(id(), spec, program, hw, options), RowGroupGen(spec, program, hw).Run());
+  }
+};
+
+}  // namespace
+
+const FormImpl& RowGroupForm() {
+  static const RowGroupFormImpl form;
+  return form;
 }
 
 }  // namespace tilec::compiler

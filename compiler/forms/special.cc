@@ -448,8 +448,30 @@ class SpecialGen {
 
 }  // namespace
 
-GeneratedKernel GenerateSpecialKernel(const KernelSpec& spec, const lang::Program& program) {
-  return SpecialGen(spec, program).Run();
+namespace {
+
+// Special and Direct kernels; nothing to choose, so Plan only records the
+// kernel and Emit generates it.
+class SpecialFormImpl final : public FormImpl {
+ public:
+  Form id() const override { return Form::Special; }
+  std::optional<FormPlan> Plan(const KernelSpec& spec, const lang::Program& program, const HardwareModel& hw,
+                               const CodegenOptions& options) const override {
+    if (spec.kind != KernelKind::Special && spec.kind != KernelKind::Direct) return std::nullopt;
+    return StartPlan(id(), spec, program, hw, options);
+  }
+  GeneratedKernel Emit(const FormPlan& plan) const override {
+    GeneratedKernel k = SpecialGen(*plan.spec, *plan.program).Run();
+    k.form = id();
+    return k;
+  }
+};
+
+}  // namespace
+
+const FormImpl& SpecialForm() {
+  static const SpecialFormImpl form;
+  return form;
 }
 
 }  // namespace tilec::compiler

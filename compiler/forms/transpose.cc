@@ -378,10 +378,12 @@ class TransposeGen {
 
 }  // namespace
 
-std::optional<GeneratedKernel> GenerateTransposeKernel(const KernelSpec& spec,
-                                                       const lang::Program& program,
-                                                       const HardwareModel& hw) {
-  return TransposeGen(spec, program, hw).Run();
+const FormImpl& TransposeForm() {
+  static const CpuGeneratorForm form(Form::Transpose,
+                                     [](const KernelSpec& spec, const lang::Program& program, const HardwareModel& hw) {
+                                       return TransposeGen(spec, program, hw).Run();
+                                     });
+  return form;
 }
 
 }  // namespace tilec::compiler

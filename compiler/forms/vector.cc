@@ -597,10 +597,31 @@ int64_t VectorBlockElements(const HardwareModel& hw) {
   return vector_form::MaxLanes(hw, lang::DataType::F32) * vector_form::kMaxVectors;
 }
 
-std::optional<GeneratedKernel> GenerateVectorKernel(const KernelSpec& spec, const lang::Program& program,
-                                                    const HardwareModel& hw, int64_t rows) {
-  vector_form::VectorBlock block = vector_form::ChooseVectorBlock(spec, program, hw, rows);
-  return vector_form::VecGen(spec, program, hw, block.rows, block.vectors).Run();
+namespace {
+
+// Plan: the register block (ChooseVectorBlock), then the whole generator.
+class VectorFormImpl final : public EmittedForm {
+ public:
+  Form id() const override { return Form::Vector; }
+  std::optional<FormPlan> Plan(const KernelSpec& spec, const lang::Program& program, const HardwareModel& hw,
+                               const CodegenOptions& options) const override {
+    if (PaddingNeedsZeros(spec)) return std::nullopt;
+    vector_form::VectorBlock block = vector_form::ChooseVectorBlock(spec, program, hw, options.vector_rows);
+    std::optional<GeneratedKernel> k = vector_form::VecGen(spec, program, hw, block.rows, block.vectors).Run();
+    if (!k) return std::nullopt;
+    FormPlan plan = StartPlan(id(), spec, program, hw, options);
+    // The most vectors per work item along v, and the block rows (0: planned
+    // from the registers; the text says what was planned).
+    plan.params = {{"vectors", block.vectors}, {"rows", block.rows}};
+    return KeepEmitted(std::move(plan), std::move(*k));
+  }
+};
+
+}  // namespace
+
+const FormImpl& VectorForm() {
+  static const VectorFormImpl form;
+  return form;
 }
 
 }  // namespace tilec::compiler

@@ -22,6 +22,7 @@
 
 #include <cstdint>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "compiler/ir/kernel.h"
@@ -43,5 +44,9 @@ std::vector<int64_t> FromCanonical(const KernelSignature& s, const std::vector<i
 // Post: deterministic across processes, platforms and releases of the
 // compiler that keep the flat form's meaning.
 KernelSignature SignKernel(const KernelSpec& spec);
+
+// 16 lower-case hex digits of the 64-bit FNV-1a hash of `text`: the hash
+// of a signature, and of a form's plan (HashPlan, forms/form.h).
+std::string Fnv1a64Hex(std::string_view text);
 
 }  // namespace tilec::compiler
