@@ -11,7 +11,9 @@
 // of the list is tried then (FormsFor). A FormPlan is data: the form, the
 // choices it made as named integers (the flat form's tile and work group,
 // the vector form's rows and vectors per work item) and its printed text;
-// Print shows it and HashPlan hashes it.
+// Print shows it and HashPlan hashes it. The kernel signature
+// (ir/kernel_signature.h) does not include the plan: it keys the
+// configuration the plan is made from (the comment there says why).
 //
 // How far Plan and Emit are apart differs by form, and says so here:
 //   * flat, special: Plan only records the choices (the tile search and the
@@ -106,7 +108,7 @@ class FormImpl {
   virtual std::optional<FormPlan> Plan(const KernelSpec& spec, const lang::Program& program,
                                        const HardwareModel& hw, const CodegenOptions& options) const = 0;
   // Pre: `plan` came from this form's Plan and what it points to lives.
-  // Post: a function that passes sem::Verify, with form() == id().
+  // Post: a kernel whose function passes sem::Verify and whose `form` is id().
   virtual GeneratedKernel Emit(const FormPlan& plan) const = 0;
   virtual std::string Print(const FormPlan& plan) const { return ToString(plan); }
 };

@@ -18,6 +18,15 @@
 // coordinates and constraint coefficients; rows of constraints sorted after),
 // and a tile kept under a signature is in that order: ToCanonical and
 // FromCanonical convert.
+//
+// The form's plan (FormPlan, forms/form.h) is not hashed in, on purpose: the
+// signature keys what the tuning cache keeps, a KernelConfig (tile, work
+// group, vector rows, form switches), and the plan is a function of that
+// configuration, the kernel in its program and the device (the cache's other key,
+// DeviceFingerprint), computed after the signature has looked the
+// configuration up (ResolveConfig, compiler/config.h). Hashing the plan in
+// would make the key depend on what it looks up. Where a plan needs its own
+// key, HashPlan (forms/form.h) gives one.
 #pragma once
 
 #include <cstdint>
