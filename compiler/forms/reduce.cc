@@ -1,4 +1,4 @@
-// GenerateReduceKernel: the CPU form of a reduction along a contiguous axis.
+// ReduceForm (forms/form.h): the CPU form of a reduction along a contiguous axis.
 //
 // The vector form (forms/vector.cc) puts its lanes along an output index, so it
 // cannot serve a reduction whose reduced axis is the contiguous one (a row

@@ -1,4 +1,4 @@
-// GenerateRowGroupKernel: the form of a RowGroup kernel (ir/kernel.h,
+// RowGroupForm (forms/form.h): the form of a RowGroup kernel (ir/kernel.h,
 // passes/fuse_reductions.h) — row reductions and the elementwise ops around them
 // in one kernel.
 //

@@ -1,4 +1,4 @@
-// GenerateSpecialKernel: gather, scatter, reshape, shape, prng, and direct
+// SpecialForm (forms/form.h): gather, scatter, reshape, shape, prng, and direct
 // contractions — one work item per output element (per state column for
 // prng), plain loops, exact index arithmetic. These kernels favour being
 // obviously right over speed.

@@ -1,4 +1,4 @@
-// GenerateTransposeKernel: the CPU form of a copy that moves the contiguous
+// TransposeForm (forms/form.h): the CPU form of a copy that moves the contiguous
 // axis (B[j, i] = =(A[i, j]), NCHW <-> NHWC, a swap of the two inner axes).
 //
 // The vector form needs an output index that moves by 1 through the input

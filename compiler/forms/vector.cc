@@ -1,4 +1,4 @@
-// GenerateVectorKernel: the CPU form of contraction and elementwise kernels.
+// VectorForm (forms/form.h): the CPU form of contraction and elementwise kernels.
 //
 // CPUs (and PoCL, which runs OpenCL on them) need the SIMD inside one work
 // item: they do not vectorize across work items, and they have caches rather
