@@ -8,7 +8,7 @@
 #include <functional>
 #include <map>
 
-#include "compiler/forms/forms.h"
+#include "compiler/forms/common.h"
 #include "compiler/forms/elementwise.h"
 #include "compiler/sem/builder.h"
 #include "support/error.h"
@@ -281,13 +281,9 @@ class FlatGen {
     using lang::ast::AggOp;
     DataType t = flat_.agg_type;
     if (t == DataType::Bool) {
-      switch (flat_.agg_op) {
-        case AggOp::Sum:
-        case AggOp::Max: return hit ? _Select(hit, _LogicalOr(acc, v), v) : _LogicalOr(acc, v);
-        case AggOp::Prod:
-        case AggOp::Min: return hit ? _Select(hit, _LogicalAnd(acc, v), v) : _LogicalAnd(acc, v);
-        case AggOp::Assign: return v;
-      }
+      if (flat_.agg_op == AggOp::Assign) return v;
+      Expr r = AggCombineBool(flat_.agg_op, acc, v);
+      return hit ? _Select(hit, r, v) : r;
     }
     lang::ElementwiseOp op;
     op.compute_type = t;
@@ -463,6 +459,38 @@ GeneratedKernel GenerateFlatKernel(const KernelSpec& spec, const lang::Program& 
                                    const std::vector<int64_t>& tile, const HardwareModel& hw,
                                    const CodegenOptions& options) {
   return FlatGen(spec, program, tile, hw, options).Run();
+}
+
+namespace {
+
+// Every Contraction, Elementwise and Fill kernel fits; the plan is the tile
+// and the work group (options.tile, options.work_group) the pipeline chose
+// before (the tile search, WorkGroupFor). Emit generates the kernel.
+class FlatFormImpl final : public FormImpl {
+ public:
+  Form id() const override { return Form::Flat; }
+  std::optional<FormPlan> Plan(const KernelSpec& spec, const lang::Program& program, const HardwareModel& hw,
+                               const CodegenOptions& options) const override {
+    if (!IsFlatKind(spec.kind)) return std::nullopt;
+    FormPlan plan = StartPlan(id(), spec, program, hw, options);
+    const std::vector<FlatIndex>& indices = spec.flat.indices;
+    for (size_t i = 0; i < options.tile.size(); ++i)
+      plan.params.emplace_back(fmt::format("tile {}", i < indices.size() ? indices[i].name : "?"), options.tile[i]);
+    for (size_t i = 0; i < options.work_group.size(); ++i)
+      plan.params.emplace_back(fmt::format("group {}", i < indices.size() ? indices[i].name : "?"),
+                               options.work_group[i]);
+    return plan;
+  }
+  GeneratedKernel Emit(const FormPlan& plan) const override {
+    return GenerateFlatKernel(*plan.spec, *plan.program, plan.options.tile, *plan.hw, plan.options);
+  }
+};
+
+}  // namespace
+
+const FormImpl& FlatForm() {
+  static const FlatFormImpl form;
+  return form;
 }
 
 }  // namespace tilec::compiler

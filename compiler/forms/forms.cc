@@ -3,125 +3,11 @@
 #include <fmt/format.h>
 
 #include <algorithm>
-#include <cctype>
-#include <map>
 
-#include "compiler/sem/builder.h"
+#include "compiler/ir/kernel_signature.h"
 #include "support/error.h"
 
 namespace tilec::compiler {
-
-int64_t TotalL2Bytes(const HardwareModel& hw) {
-  return SaturatingMul(hw.l2_bytes, std::max<int64_t>(hw.compute_units, 1));
-}
-
-bool FitsInHalfTheLastLevelCache(const KernelSpec& spec, const lang::Program& program, const HardwareModel& hw) {
-  if (hw.l3_bytes <= 0) return false;
-  int64_t bytes = 0;
-  for (const std::vector<std::string>* names : {&spec.outputs, &spec.inputs})
-    for (const std::string& t : *names) {
-      const lang::TensorDecl& d = program.Tensor(t);
-      bytes = SaturatingAdd(bytes, SaturatingMul(d.layout.elements, lang::ByteSize(d.shape.dtype)));
-    }
-  return bytes <= hw.l3_bytes / 2;
-}
-
-std::string Sanitize(const std::string& s) {
-  std::string r;
-  for (char c : s) r += std::isalnum(static_cast<unsigned char>(c)) ? c : '_';
-  if (r.empty() || std::isdigit(static_cast<unsigned char>(r[0]))) r = "v" + r;
-  return r;
-}
-
-std::vector<std::string> IndexNames(const FlatContraction& flat) {
-  std::vector<std::string> names;
-  std::map<std::string, int> seen;
-  for (int i = 0; i < flat.num_indices(); ++i) {
-    std::string s = Sanitize(flat.indices[i].name);
-    if (seen[s]++) s += fmt::format("_{}", i);
-    names.push_back(s);
-  }
-  return names;
-}
-
-lang::DataType IndexTypeFor(const FlatContraction& flat) {
-  const int64_t kMax = (int64_t{1} << 31) - 1;
-  for (const FlatAccess& a : flat.accesses) {
-    int64_t lo = a.offset, hi = a.offset;
-    for (int i = 0; i < flat.num_indices(); ++i) {
-      int64_t span = CheckedMul(a.strides[i], flat.indices[i].range, "an address");
-      (span < 0 ? lo : hi) += span;
-    }
-    if (lo < -kMax || hi > kMax || a.limit > kMax) return lang::DataType::I64;
-  }
-  for (const FlatIndex& i : flat.indices)
-    if (i.range > kMax / 2) return lang::DataType::I64;
-  // A constraint's sides are index-typed too: `a < -4294967297` on small
-  // tensors (infeasible, but still compiled) needs i64.
-  for (const auto* list : {&flat.constraints, &flat.padding})
-    for (const FlatConstraint& c : *list) {
-      int64_t lo = 0, hi = 0;
-      for (int i = 0; i < flat.num_indices(); ++i) {
-        int64_t span = CheckedMul(c.lhs[i], flat.indices[i].range, "a constraint");
-        (span < 0 ? lo : hi) += span;
-        if (lo < -kMax / 2 || hi > kMax / 2) return lang::DataType::I64;
-      }
-      if (c.rhs < -kMax / 2 || c.rhs > kMax / 2) return lang::DataType::I64;
-    }
-  return lang::DataType::I32;
-}
-
-std::string ParamName(const std::string& tensor, int position) {
-  std::string s = "p" + std::to_string(position) + "_";
-  for (char c : tensor) s += std::isalnum(static_cast<unsigned char>(c)) ? c : '_';
-  return s;
-}
-
-std::vector<sem::Param> BufferParams(const KernelSpec& spec, const lang::Program& program) {
-  std::vector<sem::Param> params;
-  int pos = 0;
-  for (const std::string& t : spec.outputs) {
-    sem::Type elem = sem::Type::Scalar(program.Tensor(t).shape.dtype);
-    params.push_back({ParamName(t, pos++), sem::Type::Pointer(elem, sem::AddressSpace::Global), true});
-  }
-  for (const std::string& t : spec.inputs) {
-    sem::Type elem = sem::Type::Scalar(program.Tensor(t).shape.dtype);
-    params.push_back(
-        {ParamName(t, pos++), sem::Type::Pointer(elem, sem::AddressSpace::Global, true), true});
-  }
-  return params;
-}
-
-GeneratedKernel StartCpuKernel(const KernelSpec& spec, const lang::Program& program,
-                               std::vector<sem::Expr>& params, std::vector<sem::Stmt>& top) {
-  GeneratedKernel out;
-  out.function.name = spec.name;
-  out.function.index_type = lang::DataType::I64;
-  out.function.params = BufferParams(spec, program);
-  for (const sem::Param& p : out.function.params) params.push_back(sem::builder::_Var(p.name, p.type));
-  top.push_back(sem::builder::_Comment(spec.flat.comment.empty() ? spec.name : spec.flat.comment));
-  return out;
-}
-
-const FlatAccess& PointAccess(const KernelSpec& spec, const std::string& tensor) {
-  const FlatContraction& flat = spec.flat;
-  if (flat.accesses.at(0).tensor == tensor) return flat.accesses[0];
-  for (size_t a = flat.first_post_op_input(); a < flat.accesses.size(); ++a)
-    if (flat.accesses[a].tensor == tensor) return flat.accesses[a];
-  bool written = std::find(flat.kernel_outputs.begin(), flat.kernel_outputs.end(), tensor) !=
-                 flat.kernel_outputs.end();
-  TILEC_CHECK(written, "kernel {} has no point access for {}", spec.name, tensor);
-  return flat.accesses[0];
-}
-
-sem::Expr BufferOf(const KernelSpec& spec, const std::vector<sem::Expr>& params,
-                   const std::string& tensor) {
-  for (size_t p = 0; p < spec.outputs.size(); ++p)
-    if (spec.outputs[p] == tensor) return params.at(p);
-  for (size_t p = 0; p < spec.inputs.size(); ++p)
-    if (spec.inputs[p] == tensor) return params.at(spec.outputs.size() + p);
-  TILEC_UNREACHABLE("kernel {} has no buffer for {}", spec.name, tensor);
-}
 
 const char* Name(Form form) {
   switch (form) {
@@ -135,47 +21,49 @@ const char* Name(Form form) {
   return "?";
 }
 
+std::string ToString(const FormPlan& plan) {
+  std::string s = fmt::format("form {}\n", Name(plan.form));
+  for (const auto& [name, value] : plan.params) s += fmt::format("{} {}\n", name, value);
+  return s + plan.text;
+}
+
+std::string HashPlan(const FormPlan& plan) { return Fnv1a64Hex(ToString(plan)); }
+
+const std::vector<const FormImpl*>& FormsFor(KernelKind kind, const CodegenOptions& options) {
+  // The registry: one ordered list per device class and kernel kind. A new
+  // form is one line here, where it is tried.
+  static const std::vector<const FormImpl*> cpu = {&VectorForm(), &ReduceForm(), &TransposeForm(), &FlatForm()};
+  static const std::vector<const FormImpl*> gpu = {&FlatForm()};
+  static const std::vector<const FormImpl*> special = {&SpecialForm()};
+  static const std::vector<const FormImpl*> row_group = {&RowGroupForm()};
+  switch (kind) {
+    case KernelKind::Contraction:
+    case KernelKind::Elementwise:
+    case KernelKind::Fill: return !options.use_local && options.vectorize ? cpu : gpu;
+    case KernelKind::Special:
+    case KernelKind::Direct: return special;
+    case KernelKind::RowGroup: return row_group;
+  }
+  TILEC_UNREACHABLE("a kernel of an unknown kind");
+}
+
 std::optional<GeneratedKernel> GenerateCpuForm(const KernelSpec& spec, const lang::Program& program,
                                                const HardwareModel& hw, const CodegenOptions& options) {
-  // The vector form does not zero a blocked layout's padding yet (ir/flat.h:
-  // padding); without post-ops a contraction leaves 0 there anyway.
-  bool padding =
-      !spec.flat.padding.empty() && (!spec.flat.post_ops.empty() || !spec.flat.generate_contraction);
-  if (options.use_local || !options.vectorize || padding) return std::nullopt;
-  std::optional<GeneratedKernel> k = GenerateVectorKernel(spec, program, hw, options.vector_rows);
-  if (k) {
-    k->form = Form::Vector;
-  } else if ((k = GenerateReduceKernel(spec, program, hw))) {
-    k->form = Form::Reduce;
-  } else if ((k = GenerateTransposeKernel(spec, program, hw))) {
-    k->form = Form::Transpose;
+  for (const FormImpl* form : FormsFor(spec.kind, options)) {
+    if (form->id() == Form::Flat) break;  // the flat form needs a tile first
+    if (std::optional<FormPlan> plan = form->Plan(spec, program, hw, options)) return form->Emit(*plan);
   }
-  return k;
+  return std::nullopt;
 }
 
 GeneratedKernel GenerateKernel(const KernelSpec& spec, const lang::Program& program,
                                const std::vector<int64_t>& tile, const HardwareModel& hw,
                                const CodegenOptions& options) {
-  switch (spec.kind) {
-    case KernelKind::Contraction:
-    case KernelKind::Elementwise:
-    case KernelKind::Fill: {
-      if (std::optional<GeneratedKernel> k = GenerateCpuForm(spec, program, hw, options)) return std::move(*k);
-      return GenerateFlatKernel(spec, program, tile, hw, options);
-    }
-    case KernelKind::Special:
-    case KernelKind::Direct: {
-      GeneratedKernel k = GenerateSpecialKernel(spec, program);
-      k.form = Form::Special;
-      return k;
-    }
-    case KernelKind::RowGroup: {
-      GeneratedKernel k = GenerateRowGroupKernel(spec, program, hw);
-      k.form = Form::RowGroup;
-      return k;
-    }
-  }
-  TILEC_UNREACHABLE("kernel {} has an unknown kind", spec.name);
+  CodegenOptions with_tile = options;
+  with_tile.tile = tile;
+  for (const FormImpl* form : FormsFor(spec.kind, with_tile))
+    if (std::optional<FormPlan> plan = form->Plan(spec, program, hw, with_tile)) return form->Emit(*plan);
+  TILEC_UNREACHABLE("kernel {}: no form takes it", spec.name);
 }
 
 }  // namespace tilec::compiler

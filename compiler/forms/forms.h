@@ -18,6 +18,7 @@
 #include <string>
 #include <vector>
 
+#include "compiler/forms/form.h"
 #include "compiler/schedule/hardware_model.h"
 #include "compiler/ir/kernel.h"
 #include "compiler/schedule/read_plan.h"
@@ -27,115 +28,32 @@
 
 namespace tilec::compiler {
 
-struct CodegenOptions {
-  // Stage input tiles in local memory (the GPU form). Off: threads read
-  // global memory directly and rely on caches (the CPU form).
-  bool use_local = true;
-  // Without local staging, emit the vector form where a kernel fits it.
-  bool vectorize = true;
-  // Vector form: rows of the register block along p (0: from the registers).
-  int64_t vector_rows = 0;
-  // Flat form: the work-group shape, threads along each flat index
-  // (PlanThreads; empty: AssignOutputThreads). The other forms ignore it.
-  std::vector<int64_t> work_group;
-};
-
-// The form a kernel was generated in (docs/architecture.md, "Kernel forms").
-enum class Form : uint8_t { Flat, Vector, Reduce, Transpose, RowGroup, Special };
-const char* Name(Form form);  // "flat", "vector", "reduce", "transpose", "row group", "special"
-
-struct GeneratedKernel {
-  Form form = Form::Flat;
-  sem::Function function;
-  std::array<int64_t, 3> global = {1, 1, 1};  // work items per dimension
-  std::array<int64_t, 3> local = {1, 1, 1};   // work-group size
-  ThreadPlan threads;                          // flat kernels only
-  std::vector<ReadPlan> reads;                 // staged inputs only
-  std::string plan_text;                       // the CPU forms and row groups: their plan, printed
-};
-
 // Pre: `spec` came from Lower(program); for flat-form kernels `tile` has
 // one entry per index (1 <= t <= range); otherwise it is ignored.
 // Post: a function that passes sem::Verify (the pipeline checks), whose
 // parameters are global pointers to the buffers of spec.outputs then
-// spec.inputs, in that order.
+// spec.inputs, in that order. The first form of FormsFor(spec.kind,
+// options) whose Plan takes the kernel emits it.
 GeneratedKernel GenerateKernel(const KernelSpec& spec, const lang::Program& program,
                                const std::vector<int64_t>& tile, const HardwareModel& hw,
                                const CodegenOptions& options = {});
 
 // Whether a flat kernel (Contraction, Elementwise, Fill) can take a form
-// other than the flat one. Without local staging and with `vectorize`,
-// the CPU forms in order (vector, reduce, transpose) are tried; nullopt:
-// none fits, the kernel gets the flat form and its tile. The flat form only
+// other than the flat one: the forms of FormsFor before the flat form are
+// tried in order (without local staging and with `vectorize`: vector,
+// reduce, transpose); nullopt: none fits, the kernel gets the flat form
+// and its tile. The flat form only
 // uses a tile, so the pipeline searches tiles only after this says nullopt.
 std::optional<GeneratedKernel> GenerateCpuForm(const KernelSpec& spec, const lang::Program& program,
                                                const HardwareModel& hw, const CodegenOptions& options);
 
-// Internal entry points of the two generators (forms/forms.cc dispatches).
+// The flat form's generator (forms/flat.cc): what FlatForm().Emit runs; the
+// pipeline calls it after the tile search.
 GeneratedKernel GenerateFlatKernel(const KernelSpec& spec, const lang::Program& program,
                                    const std::vector<int64_t>& tile, const HardwareModel& hw,
                                    const CodegenOptions& options);
-// The CPU form (forms/vector.cc): register-blocked explicit vectors inside one
-// work item. nullopt when the kernel does not fit it (the caller then uses
-// GenerateFlatKernel).
-// `rows` > 0 forces the block size along p (else chosen from the registers).
-std::optional<GeneratedKernel> GenerateVectorKernel(const KernelSpec& spec,
-                                                    const lang::Program& program,
-                                                    const HardwareModel& hw, int64_t rows = 0);
-// The CPU form of a reduction along a contiguous axis (forms/reduce.cc): vector
-// accumulators along the reduced run, a horizontal reduce, one work item per
-// output element. nullopt when the kernel does not fit it.
-std::optional<GeneratedKernel> GenerateReduceKernel(const KernelSpec& spec,
-                                                    const lang::Program& program,
-                                                    const HardwareModel& hw);
-// The CPU form of a copy that moves the contiguous axis (forms/transpose.cc):
-// W x W tiles transposed in registers. nullopt when the kernel does not fit.
-std::optional<GeneratedKernel> GenerateTransposeKernel(const KernelSpec& spec,
-                                                       const lang::Program& program,
-                                                       const HardwareModel& hw);
-// A RowGroup kernel (forms/row_group.cc): work items over blocks of rows,
-// one pass over each row per reduction with vector accumulators, the
-// elementwise ops computed inside the passes, then a pass of stores.
-GeneratedKernel GenerateRowGroupKernel(const KernelSpec& spec, const lang::Program& program,
-                                       const HardwareModel& hw);
 // Elements of the vector index one vector-form work item covers at most
 // (f32 lanes x vectors): what Lower packs inputs for.
 int64_t VectorBlockElements(const HardwareModel& hw);
-GeneratedKernel GenerateSpecialKernel(const KernelSpec& spec, const lang::Program& program);
-
-// Helpers shared by the generators.
-std::string Sanitize(const std::string& s);  // a C identifier made of s
-// The L2 caches of all compute units together (saturating): results some
-// times larger get streaming stores (forms/vector.cc, forms/transpose.cc).
-int64_t TotalL2Bytes(const HardwareModel& hw);
-// Whether every buffer `spec` reads or writes fits, all together, in half the
-// last-level cache (false where hw.l3_bytes is unknown). Then its results
-// stay cached, for its next run or the kernel that reads them, and
-// streaming stores would only send them to memory (bench/suite batch norm
-// n8 56x56 c64, 6.4 MB each way, is faster cached on a 32 MB L3); where the
-// buffers outgrow it (Y = A*B + C over three 6 MB inputs, 24 MB) streaming
-// still wins.
-bool FitsInHalfTheLastLevelCache(const KernelSpec& spec, const lang::Program& program, const HardwareModel& hw);
-// One distinct C identifier per flat index, from its Tile name.
-std::vector<std::string> IndexNames(const FlatContraction& flat);
-// I32 when every address and index of `flat` fits in 31 bits, else I64.
-lang::DataType IndexTypeFor(const FlatContraction& flat);
-std::string ParamName(const std::string& tensor, int position);  // a C identifier
-std::vector<sem::Param> BufferParams(const KernelSpec& spec, const lang::Program& program);
-// The access through which a flat kernel's post-ops read, or the kernel
-// writes, `tensor`. A written tensor without an access of its own is laid
-// out like the output (Lower shares access 0 then); InternalError if
-// `tensor` is neither.
-const FlatAccess& PointAccess(const KernelSpec& spec, const std::string& tensor);
-// The start every CPU form (vector, reduction, transpose) shares: the
-// function named after the kernel with 64-bit addressing (CPU address
-// arithmetic folds into the loads then) and BufferParams; `params` gets
-// their VarRefs in order, `top` the kernel's comment.
-GeneratedKernel StartCpuKernel(const KernelSpec& spec, const lang::Program& program,
-                               std::vector<sem::Expr>& params, std::vector<sem::Stmt>& top);
-// The parameter (as a VarRef) holding `tensor`'s buffer; `params` are the
-// VarRefs of BufferParams(spec, …) in order.
-sem::Expr BufferOf(const KernelSpec& spec, const std::vector<sem::Expr>& params,
-                   const std::string& tensor);
 
 }  // namespace tilec::compiler

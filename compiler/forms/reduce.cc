@@ -1,4 +1,4 @@
-// GenerateReduceKernel: the CPU form of a reduction along a contiguous axis.
+// ReduceForm (forms/form.h): the CPU form of a reduction along a contiguous axis.
 //
 // The vector form (forms/vector.cc) puts its lanes along an output index, so it
 // cannot serve a reduction whose reduced axis is the contiguous one (a row
@@ -33,7 +33,7 @@
 #include <limits>
 #include <map>
 
-#include "compiler/forms/forms.h"
+#include "compiler/forms/common.h"
 #include "compiler/forms/elementwise.h"
 #include "compiler/sem/builder.h"
 #include "support/error.h"
@@ -74,15 +74,7 @@ class ReduceGen {
     GeneratedKernel out = StartCpuKernel(spec_, program_, params_, top);
     pos_.assign(flat_.num_indices(), nullptr);
     // Output positions from the work-item id (fastest first).
-    Expr rest = _Index(sem::ThreadIndexKind::GroupId, 0);
-    for (size_t k = 0; k < grid_.size(); ++k) {
-      int i = grid_[k];
-      int64_t range = flat_.indices[i].range;
-      std::string name = names_[i] + "_0";
-      top.push_back(_Declare(Type::Index(), name, k + 1 == grid_.size() ? rest : rest % range));
-      pos_[i] = _Var(name, Type::Index());
-      if (k + 1 != grid_.size()) rest = rest / range;
-    }
+    DeclareGridPositions(flat_, names_, grid_, _Index(sem::ThreadIndexKind::GroupId, 0), top, pos_);
     for (int a = 0; a < na_; ++a) top.push_back(_Declare(AccType(), AccName(a), Identity()));
     if (Tail() > 0) {
       // Lanes [0, tail) of the last vector are inside the run.
@@ -216,34 +208,10 @@ class ReduceGen {
   Expr TailMask() const { return _Var("tail_mask", Type::Bool(w_)); }
   Expr I(int64_t v) const { return _Const(v); }
 
-  Expr Identity() const {
-    Type t = AccType();
-    bool is_float = lang::IsFloat(acc_type_);
-    switch (flat_.agg_op) {
-      case AggOp::Sum: return is_float ? _Float(0, t) : _LimitConst(sem::LimitKind::Zero, t);
-      case AggOp::Prod: return is_float ? _Float(1, t) : _LimitConst(sem::LimitKind::One, t);
-      case AggOp::Max:
-        return is_float ? _Float(-std::numeric_limits<double>::infinity(), t)
-                        : _LimitConst(sem::LimitKind::Min, t);
-      case AggOp::Min:
-        return is_float ? _Float(std::numeric_limits<double>::infinity(), t)
-                        : _LimitConst(sem::LimitKind::Max, t);
-      case AggOp::Assign: break;
-    }
-    TILEC_UNREACHABLE("reduction form of an assignment");
-  }
+  Expr Identity() const { return AggIdentity(flat_.agg_op, AccType()); }
 
   // The aggregation of two values of the accumulator type.
-  Expr Agg(Expr a, Expr b) const {
-    switch (flat_.agg_op) {
-      case AggOp::Sum: return a + b;
-      case AggOp::Prod: return a * b;
-      case AggOp::Max: return _Max(a, b);
-      case AggOp::Min: return _Min(a, b);
-      case AggOp::Assign: break;
-    }
-    TILEC_UNREACHABLE("reduction form of an assignment");
-  }
+  Expr Agg(Expr a, Expr b) const { return AggCombine(flat_.agg_op, std::move(a), std::move(b)); }
 
   // Element offset of access `a` at the current positions, moved by `k`
   // along the run.
@@ -369,9 +337,10 @@ class ReduceGen {
 
 }  // namespace
 
-std::optional<GeneratedKernel> GenerateReduceKernel(const KernelSpec& spec, const lang::Program& program,
-                                                    const HardwareModel& hw) {
-  return ReduceGen(spec, program, hw).Run();
+const FormImpl& ReduceForm() {
+  static const CpuGeneratorForm form(Form::Reduce, [](const KernelSpec& spec, const lang::Program& program,
+                                                      const HardwareModel& hw) { return ReduceGen(spec, program, hw).Run(); });
+  return form;
 }
 
 }  // namespace tilec::compiler

@@ -1,4 +1,4 @@
-// GenerateRowGroupKernel: the form of a RowGroup kernel (ir/kernel.h,
+// RowGroupForm (forms/form.h): the form of a RowGroup kernel (ir/kernel.h,
 // passes/fuse_reductions.h) — row reductions and the elementwise ops around them
 // in one kernel.
 //
@@ -32,7 +32,7 @@
 #include <map>
 #include <set>
 
-#include "compiler/forms/forms.h"
+#include "compiler/forms/common.h"
 #include "compiler/forms/elementwise.h"
 #include "compiler/sem/builder.h"
 #include "support/error.h"
@@ -329,31 +329,8 @@ class RowGroupGen {
 
   Type AccType(DataType acc) const { return Type::Scalar(acc, w_); }
 
-  Expr Identity(AggOp agg, DataType acc) const {
-    Type t = AccType(acc);
-    bool is_float = lang::IsFloat(acc);
-    switch (agg) {
-      case AggOp::Sum: return is_float ? _Float(0, t) : _LimitConst(sem::LimitKind::Zero, t);
-      case AggOp::Prod: return is_float ? _Float(1, t) : _LimitConst(sem::LimitKind::One, t);
-      case AggOp::Max:
-        return is_float ? _Float(-std::numeric_limits<double>::infinity(), t) : _LimitConst(sem::LimitKind::Min, t);
-      case AggOp::Min:
-        return is_float ? _Float(std::numeric_limits<double>::infinity(), t) : _LimitConst(sem::LimitKind::Max, t);
-      case AggOp::Assign: break;
-    }
-    TILEC_UNREACHABLE("row reduction of an assignment");
-  }
-
-  static Expr Agg(AggOp agg, Expr a, Expr b) {
-    switch (agg) {
-      case AggOp::Sum: return a + b;
-      case AggOp::Prod: return a * b;
-      case AggOp::Max: return _Max(a, b);
-      case AggOp::Min: return _Min(a, b);
-      case AggOp::Assign: break;
-    }
-    TILEC_UNREACHABLE("row reduction of an assignment");
-  }
+  Expr Identity(AggOp agg, DataType acc) const { return AggIdentity(agg, AccType(acc)); }
+  static Expr Agg(AggOp agg, Expr a, Expr b) { return AggCombine(agg, std::move(a), std::move(b)); }
 
   // acc aggregated with the contraction's values at row position k.
   Stmt Update(const ContractionOp& c, DataType dt, DataType acc_type, Expr acc, Expr k, Expr mask) {
@@ -470,9 +447,24 @@ class RowGroupGen {
 
 }  // namespace
 
-GeneratedKernel GenerateRowGroupKernel(const KernelSpec& spec, const lang::Program& program,
-                                       const HardwareModel& hw) {
-  return RowGroupGen(spec, program, hw).Run();
+namespace {
+
+// Every RowGroup kernel takes this form (Lower made it for it).
+class RowGroupFormImpl final : public EmittedForm {
+ public:
+  Form id() const override { return Form::RowGroup; }
+  std::optional<FormPlan> Plan(const KernelSpec& spec, const lang::Program& program, const HardwareModel& hw,
+                               const CodegenOptions& options) const override {
+    if (spec.kind != KernelKind::RowGroup) return std::nullopt;
+    return KeepEmitted(StartPlan(id(), spec, program, hw, options), RowGroupGen(spec, program, hw).Run());
+  }
+};
+
+}  // namespace
+
+const FormImpl& RowGroupForm() {
+  static const RowGroupFormImpl form;
+  return form;
 }
 
 }  // namespace tilec::compiler

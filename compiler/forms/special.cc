@@ -1,4 +1,4 @@
-// GenerateSpecialKernel: gather, scatter, reshape, shape, prng, and direct
+// SpecialForm (forms/form.h): gather, scatter, reshape, shape, prng, and direct
 // contractions — one work item per output element (per state column for
 // prng), plain loops, exact index arithmetic. These kernels favour being
 // obviously right over speed.
@@ -10,7 +10,7 @@
 #include <numeric>
 #include <tuple>
 
-#include "compiler/forms/forms.h"
+#include "compiler/forms/common.h"
 #include "compiler/forms/elementwise.h"
 #include "compiler/sem/builder.h"
 #include "support/error.h"
@@ -435,8 +435,7 @@ class SpecialGen {
       case AggOp::Assign: return v;
     }
     if (t == DataType::Bool) {
-      Expr r = (agg == AggOp::Sum || agg == AggOp::Max) ? _LogicalOr(acc, v) : _LogicalAnd(acc, v);
-      return _Select(hit, r, v);
+      return _Select(hit, AggCombineBool(agg, acc, v), v);
     }
     return _Select(hit, GenerateElementwise(e, {acc, v}, t), v);
   }
@@ -449,8 +448,30 @@ class SpecialGen {
 
 }  // namespace
 
-GeneratedKernel GenerateSpecialKernel(const KernelSpec& spec, const lang::Program& program) {
-  return SpecialGen(spec, program).Run();
+namespace {
+
+// Special and Direct kernels; nothing to choose, so Plan only records the
+// kernel and Emit generates it.
+class SpecialFormImpl final : public FormImpl {
+ public:
+  Form id() const override { return Form::Special; }
+  std::optional<FormPlan> Plan(const KernelSpec& spec, const lang::Program& program, const HardwareModel& hw,
+                               const CodegenOptions& options) const override {
+    if (spec.kind != KernelKind::Special && spec.kind != KernelKind::Direct) return std::nullopt;
+    return StartPlan(id(), spec, program, hw, options);
+  }
+  GeneratedKernel Emit(const FormPlan& plan) const override {
+    GeneratedKernel k = SpecialGen(*plan.spec, *plan.program).Run();
+    k.form = id();
+    return k;
+  }
+};
+
+}  // namespace
+
+const FormImpl& SpecialForm() {
+  static const SpecialFormImpl form;
+  return form;
 }
 
 }  // namespace tilec::compiler

@@ -1,4 +1,4 @@
-// GenerateTransposeKernel: the CPU form of a copy that moves the contiguous
+// TransposeForm (forms/form.h): the CPU form of a copy that moves the contiguous
 // axis (B[j, i] = =(A[i, j]), NCHW <-> NHWC, a swap of the two inner axes).
 //
 // The vector form needs an output index that moves by 1 through the input
@@ -32,7 +32,7 @@
 #include <algorithm>
 #include <numeric>
 
-#include "compiler/forms/forms.h"
+#include "compiler/forms/common.h"
 #include "compiler/sem/builder.h"
 #include "support/error.h"
 
@@ -63,13 +63,7 @@ class TransposeGen {
     };
     declare(o_, _Index(sem::ThreadIndexKind::GroupId, 1) * (w_ * to_));
     declare(n_, _Index(sem::ThreadIndexKind::GroupId, 0) * (w_ * tn_));
-    Expr rest = _Index(sem::ThreadIndexKind::GroupId, 2);
-    for (size_t k = 0; k < grid_.size(); ++k) {
-      int i = grid_[k];
-      int64_t range = flat_.indices[i].range;
-      declare(i, k + 1 == grid_.size() ? rest : rest % range);
-      if (k + 1 != grid_.size()) rest = rest / range;
-    }
+    DeclareGridPositions(flat_, names_, grid_, _Index(sem::ThreadIndexKind::GroupId, 2), top, pos_);
     bool tail = range_o_ % w_ != 0 || range_n_ % w_ != 0;
     // TO x TN tiles per work item (PlanTileBlocks), n fastest; the ones
     // past the ranges skipped.
@@ -209,11 +203,9 @@ class TransposeGen {
   }
 
   // Whole tiles store whole aligned vectors; where the result is far larger
-  // than the caches (a result above 4 times the L2 caches' total, a
-  // temporary above 8 times), they are streaming stores that skip reading
-  // each line before writing it: bench/suite transpose 2048x2048 (16 MB)
-  // and permute 021 64x256x256 gain; nchw>nhwc 8x64x56x56 (6.4 MB, half of
-  // it still in L3 from the previous run) loses streamed, so it does not.
+  // than the caches (StreamingStoresPay, at kCopyStreamingFactor for a
+  // result), they are streaming stores that skip reading each line before
+  // writing it.
   bool StreamingStores() const {
     const FlatAccess& out = flat_.output();
     if (out.offset % w_ != 0) return false;
@@ -221,8 +213,8 @@ class TransposeGen {
       if (i != o_ && out.strides[i] % w_ != 0) return false;
     int64_t bytes = SaturatingMul(out.limit, lang::BitWidth(dtype_) / 8);
     bool temporary = program_.Tensor(out.tensor).role == lang::TensorRole::Temporary;
-    return bytes > SaturatingMul(TotalL2Bytes(hw_), temporary ? 8 : 4) &&
-           !FitsInHalfTheLastLevelCache(spec_, program_, hw_);
+    return StreamingStoresPay(spec_, program_, hw_, bytes,
+                              temporary ? kTemporaryStreamingFactor : kCopyStreamingFactor);
   }
 
   std::string PlanText(bool tail) const {
@@ -386,10 +378,12 @@ class TransposeGen {
 
 }  // namespace
 
-std::optional<GeneratedKernel> GenerateTransposeKernel(const KernelSpec& spec,
-                                                       const lang::Program& program,
-                                                       const HardwareModel& hw) {
-  return TransposeGen(spec, program, hw).Run();
+const FormImpl& TransposeForm() {
+  static const CpuGeneratorForm form(Form::Transpose,
+                                     [](const KernelSpec& spec, const lang::Program& program, const HardwareModel& hw) {
+                                       return TransposeGen(spec, program, hw).Run();
+                                     });
+  return form;
 }
 
 }  // namespace tilec::compiler

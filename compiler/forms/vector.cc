@@ -1,4 +1,4 @@
-// GenerateVectorKernel: the CPU form of contraction and elementwise kernels.
+// VectorForm (forms/form.h): the CPU form of contraction and elementwise kernels.
 //
 // CPUs (and PoCL, which runs OpenCL on them) need the SIMD inside one work
 // item: they do not vectorize across work items, and they have caches rather
@@ -536,14 +536,10 @@ bool VecGen::StreamingStores() const {
     for (int i = 0; i < flat_.num_indices(); ++i)
       if (i != v_ && a.strides[i] % w_ != 0) return false;
   }
-  // A temporary is read again by a later kernel of the run: it stays in
-  // the caches unless it is far larger than they are. A result goes back
-  // to the caller: above twice the L2 caches' total it would only push
-  // the inputs out of the last level (bench/suite gelu erf 1024x3072, 12.5
-  // MB written past 4 MB of L2, and tanh 4M gain from streaming), unless
-  // the kernel's buffers all fit in half of that level together.
-  return bytes > SaturatingMul(TotalL2Bytes(hw_), temporaries ? 8 : 2) &&
-         !FitsInHalfTheLastLevelCache(spec_, program_, hw_);
+  // A result goes back to the caller: above twice the L2 caches' total it
+  // would only push the inputs out of the last level (StreamingStoresPay).
+  return StreamingStoresPay(spec_, program_, hw_, bytes,
+                            temporaries ? kTemporaryStreamingFactor : kResultStreamingFactor);
 }
 
 std::string VecGen::PlanText() const {
@@ -601,10 +597,31 @@ int64_t VectorBlockElements(const HardwareModel& hw) {
   return vector_form::MaxLanes(hw, lang::DataType::F32) * vector_form::kMaxVectors;
 }
 
-std::optional<GeneratedKernel> GenerateVectorKernel(const KernelSpec& spec, const lang::Program& program,
-                                                    const HardwareModel& hw, int64_t rows) {
-  vector_form::VectorBlock block = vector_form::ChooseVectorBlock(spec, program, hw, rows);
-  return vector_form::VecGen(spec, program, hw, block.rows, block.vectors).Run();
+namespace {
+
+// Plan: the register block (ChooseVectorBlock), then the whole generator.
+class VectorFormImpl final : public EmittedForm {
+ public:
+  Form id() const override { return Form::Vector; }
+  std::optional<FormPlan> Plan(const KernelSpec& spec, const lang::Program& program, const HardwareModel& hw,
+                               const CodegenOptions& options) const override {
+    if (PaddingNeedsZeros(spec)) return std::nullopt;
+    vector_form::VectorBlock block = vector_form::ChooseVectorBlock(spec, program, hw, options.vector_rows);
+    std::optional<GeneratedKernel> k = vector_form::VecGen(spec, program, hw, block.rows, block.vectors).Run();
+    if (!k) return std::nullopt;
+    FormPlan plan = StartPlan(id(), spec, program, hw, options);
+    // The most vectors per work item along v, and the block rows (0: planned
+    // from the registers; the text says what was planned).
+    plan.params = {{"vectors", block.vectors}, {"rows", block.rows}};
+    return KeepEmitted(std::move(plan), std::move(*k));
+  }
+};
+
+}  // namespace
+
+const FormImpl& VectorForm() {
+  static const VectorFormImpl form;
+  return form;
 }
 
 }  // namespace tilec::compiler

@@ -3,7 +3,7 @@
 // forms/vector.cc (planning: which index gets the lanes, the block, the grid,
 // the reduction loops) and forms/vector_emit.cc (emission: positions, lane
 // masks, the reduction nest, post-ops and stores). Internal to the
-// compiler: the entry point is GenerateVectorKernel (forms/forms.h).
+// compiler: the entry point is VectorForm (forms/form.h).
 #pragma once
 
 #include <algorithm>
@@ -13,7 +13,7 @@
 #include <string>
 #include <vector>
 
-#include "compiler/forms/forms.h"
+#include "compiler/forms/common.h"
 #include "compiler/sem/builder.h"
 
 namespace tilec::compiler::vector_form {
@@ -359,7 +359,7 @@ class VecGen {
   std::vector<bool> block_guard_;  // per constraint: checked once per block (PlanGridChunks)
 };
 
-// The register block for GenerateVectorKernel: the most vectors per work
+// The register block for VectorForm: the most vectors per work
 // item along v and the rows (0: planned), the widest block unless an exact
 // one loads less per multiply-add (forms/vector.cc). `rows`: forced block
 // rows, or 0.

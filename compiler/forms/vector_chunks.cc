@@ -52,7 +52,7 @@ void VecGen::PlanColumnChunks() {
     // Read once: a panel the p blocks share (a matmul's B) is the business
     // of PlanChunks.
     if (p_ >= 0 && in.strides[p_] == 0) return;
-    short_runs |= VSpan() * bytes <= 512 && SaturatingMul(in.limit, bytes) > 4 * TotalL2Bytes(hw_);
+    short_runs |= VSpan() * bytes <= 512 && LargerThanTheCaches(SaturatingMul(in.limit, bytes), kCopyStreamingFactor, hw_);
   }
   if (!short_runs) return;
   // Chunks of 4 to 16 steps (8 where it divides): the innermost levels that

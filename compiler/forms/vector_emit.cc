@@ -252,13 +252,8 @@ Stmt VecGen::Compute(bool checks, int first, bool whole_ranges) {
             update = acc + _Select(_Eq(value(1, vv), value(2, vv)), value(3, vv), _Float(0, VecType()));
             break;
           default:  // one operand: a copy (keeps -0.0), or aggregated
-            switch (flat_.agg_op) {
-              case lang::ast::AggOp::Assign: update = value(1, vv); break;
-              case lang::ast::AggOp::Prod: update = acc * value(1, vv); break;
-              case lang::ast::AggOp::Max: update = _Max(acc, value(1, vv)); break;
-              case lang::ast::AggOp::Min: update = _Min(acc, value(1, vv)); break;
-              case lang::ast::AggOp::Sum: update = acc + value(1, vv); break;
-            }
+            update = flat_.agg_op == lang::ast::AggOp::Assign ? value(1, vv)
+                                                              : AggCombine(flat_.agg_op, acc, value(1, vv));
             break;
         }
         // Lanes a constraint excludes keep their sum (exact even where
@@ -532,14 +527,11 @@ Expr VecGen::StoreValid(int pp, int vv, int64_t dv) const {
   return ok;
 }
 
-// The accumulators' start: the aggregation's identity.
+// The accumulators' start: the aggregation's identity (a copy's, which
+// overwrites it, starts from 0 too).
 Expr VecGen::Identity() const {
-  switch (flat_.agg_op) {
-    case lang::ast::AggOp::Prod: return _Float(1, VecType());
-    case lang::ast::AggOp::Max: return _Float(-std::numeric_limits<double>::infinity(), VecType());
-    case lang::ast::AggOp::Min: return _Float(std::numeric_limits<double>::infinity(), VecType());
-    default: return _Float(0, VecType());
-  }
+  using lang::ast::AggOp;
+  return AggIdentity(flat_.agg_op == AggOp::Assign ? AggOp::Sum : flat_.agg_op, VecType());
 }
 
 }  // namespace tilec::compiler::vector_form

@@ -146,12 +146,17 @@ KernelSignature SignKernel(const KernelSpec& spec) {
     s += fmt::format("coord ({}) + {}\n", Row(spec.coords.coeffs[d], order),
                      d < spec.coords.constant.size() ? spec.coords.constant[d] : 0);
 
-  uint64_t h = 14695981039346656037ull;  // FNV-1a 64
-  for (unsigned char c : s) {
+  std::string hash = Fnv1a64Hex(s);
+  return {std::move(s), std::move(hash), std::move(order)};
+}
+
+std::string Fnv1a64Hex(std::string_view text) {
+  uint64_t h = 14695981039346656037ull;
+  for (unsigned char c : text) {
     h ^= c;
     h *= 1099511628211ull;
   }
-  return {std::move(s), fmt::format("{:016x}", h), std::move(order)};
+  return fmt::format("{:016x}", h);
 }
 
 }  // namespace tilec::compiler

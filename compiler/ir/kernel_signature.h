@@ -18,10 +18,20 @@
 // coordinates and constraint coefficients; rows of constraints sorted after),
 // and a tile kept under a signature is in that order: ToCanonical and
 // FromCanonical convert.
+//
+// The form's plan (FormPlan, forms/form.h) is not hashed in, on purpose: the
+// signature keys what the tuning cache keeps, a KernelConfig (tile, work
+// group, vector rows, form switches), and the plan is a function of that
+// configuration, the kernel in its program and the device (the cache's other key,
+// DeviceFingerprint), computed after the signature has looked the
+// configuration up (ResolveConfig, compiler/config.h). Hashing the plan in
+// would make the key depend on what it looks up. Where a plan needs its own
+// key, HashPlan (forms/form.h) gives one.
 #pragma once
 
 #include <cstdint>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "compiler/ir/kernel.h"
@@ -43,5 +53,9 @@ std::vector<int64_t> FromCanonical(const KernelSignature& s, const std::vector<i
 // Post: deterministic across processes, platforms and releases of the
 // compiler that keep the flat form's meaning.
 KernelSignature SignKernel(const KernelSpec& spec);
+
+// 16 lower-case hex digits of the 64-bit FNV-1a hash of `text`: the hash
+// of a signature, and of a form's plan (HashPlan, forms/form.h).
+std::string Fnv1a64Hex(std::string_view text);
 
 }  // namespace tilec::compiler
