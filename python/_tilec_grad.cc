@@ -33,7 +33,7 @@ void DefineGradients(py::module_& m) {
   m.def(
       "gradient_source",
       [](const std::string& source, const py::dict& shapes, const std::vector<std::string>& wrt,
-         const std::vector<std::string>& outputs, const std::string& name) {
+         const std::vector<std::string>& outputs, const std::string& name, const std::vector<std::string>& saved) {
         std::vector<std::string> names;
         names.reserve(shapes.size());  // the specs view these strings
         std::vector<tilec::TensorSpec> specs;
@@ -44,11 +44,12 @@ void DefineGradients(py::module_& m) {
           auto dims = py::cast<std::vector<int64_t>>(spec[1]);
           specs.emplace_back(names.back(), DtypeNamed(py::cast<std::string>(spec[0])), std::span<const int64_t>(dims));
         }
-        return tilec::GradientSource(source, specs, {wrt, outputs}, name);
+        return tilec::GradientSource(source, specs, {wrt, outputs, saved}, name);
       },
       py::arg("source"), py::arg("shapes"), py::arg("wrt") = std::vector<std::string>{},
       py::arg("outputs") = std::vector<std::string>{}, py::arg("name") = "<python>",
+      py::arg("saved") = std::vector<std::string>{},
       "The Tile text of the reverse-mode gradient of `source` for `shapes` ({input: (dtype name, dims)}): "
-      "inputs are the program's then O_grad per differentiated output O, outputs X_grad per input X "
-      "of `wrt` (empty lists: every float input / output). See docs/user-guide.md, \"tilec grad\".");
+      "inputs are the program's, then O_grad per differentiated output O, then the forward tensors of `saved` "
+      "(not computed again); outputs X_grad per input X of `wrt` (empty lists: every float input / output). See docs/user-guide.md, \"tilec grad\".");
 }

@@ -551,6 +551,7 @@ lang::GradientProgram DeriveGradient(CompileRequest& request, const char* source
   if (spec) {
     options.wrt = Names(spec->wrt, spec->num_wrt, "spec.wrt");
     options.outputs = Names(spec->outputs, spec->num_outputs, "spec.outputs");
+    options.saved = Names(spec->saved, spec->num_saved, "spec.saved");
   }
   lang::GradientProgram g = lang::Gradient(lang::Parse(MakeSource(name, source)), request.shapes, options);
   request.source = MakeSource(name + " (gradient)", lang::Print(g.function));

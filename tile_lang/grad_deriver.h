@@ -126,8 +126,10 @@ class Deriver {
   void Special(const SpecialOp& op, const std::string& g);
   // The forward ops the backward statements need, except those whose
   // results are all in `saved`; `reads` gets the named forward tensors the
-  // backward statements read directly.
-  std::vector<ast::Statement> Forward(const std::set<std::string>& saved, std::vector<std::string>& reads);
+  // backward statements read through temporaries only (what a caller may
+  // save), `needed` every tensor the returned ops and the backward read.
+  std::vector<ast::Statement> Forward(const std::set<std::string>& saved, std::vector<std::string>& reads,
+                                      std::set<std::string>& needed);
 
   const ast::Function& f_;
   const Program& prog_;

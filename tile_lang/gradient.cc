@@ -247,7 +247,8 @@ void Deriver::Elementwise(const ElementwiseOp& op, Grad g) {
 
 
 // The forward ops the backward statements read, as statements.
-std::vector<ast::Statement> Deriver::Forward(const std::set<std::string>& saved, std::vector<std::string>& reads) {
+std::vector<ast::Statement> Deriver::Forward(const std::set<std::string>& saved, std::vector<std::string>& reads,
+                                             std::set<std::string>& needed) {
   std::set<std::string> backward_reads;
   for (const auto& st : backward_) CollectNames(st, backward_reads);
   // The ops whose results the backward statements need, through other ops,
@@ -284,7 +285,6 @@ std::vector<ast::Statement> Deriver::Forward(const std::set<std::string>& saved,
   for (const Op& op : prog_.ops)
     for (const std::string& d : Writes(op))
       if (saveable.count(d)) reads.push_back(d);
-  std::set<std::string> needed;
   std::vector<bool> keep = close(saved, needed);
   std::vector<ast::Statement> out;
   auto rename = [this](const std::string& t) { return Name(t); };
@@ -401,13 +401,20 @@ GradientProgram Deriver::Run(const GradientOptions& options) {
       TILEC_USER_ERROR("saved tensor '{}' is {}: only the program's outputs and named intermediates can be saved", t,
                        input ? "an input" : "not a tensor of the program");
     if (!saved.insert(t).second) TILEC_USER_ERROR("saved tensor '{}' is listed twice", t);
+  }
+  for (const std::string& x : wrt) fn.outputs.push_back({result.gradients[x], {}});
+  std::set<std::string> needed;
+  fn.body = Forward(saved, result.forward_reads, needed);
+  // The saved tensors the gradient reads are its inputs; the others are not
+  // needed (the backward reads no such value, or one computed from it).
+  for (const std::string& t : options.saved) {
+    if (!needed.count(t)) continue;
     ast::Input in;
     in.name = t;
     result.input_shapes[t] = ShapeOf(t);
+    result.saved.push_back(t);
     fn.inputs.push_back(std::move(in));
   }
-  for (const std::string& x : wrt) fn.outputs.push_back({result.gradients[x], {}});
-  fn.body = Forward(saved, result.forward_reads);
   for (auto& st : backward_) fn.body.push_back(std::move(st));
   return result;
 }

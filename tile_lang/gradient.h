@@ -6,8 +6,9 @@
 //
 // Signature. Inputs: the original inputs (declared as in the original), then
 // one incoming gradient `O_grad` per differentiated output `O`, shaped like
-// `O`, then the saved forward tensors (GradientOptions::saved). Outputs: `X_grad` per requested input `X`, shaped and typed like `X`:
-// the vector-Jacobian product sum over O of O_grad . dO/dX. (A name that is
+// `O`, then the saved forward tensors it reads (GradientOptions::saved).
+// Outputs: `X_grad` per requested input `X`, shaped and typed like `X`: the
+// vector-Jacobian product sum over O of O_grad . dO/dX. (A name that is
 // taken already gets a suffix `_2`, `_3`, …; GradientProgram lists the names.)
 // Body: the forward ops the gradient needs and was not given (temporaries
 // `_T<n>` renamed `T<n>`), then the backward statements, which read them.
@@ -66,12 +67,14 @@ struct GradientOptions {
   std::vector<std::string> wrt;
   // Outputs to differentiate; empty: every float output.
   std::vector<std::string> outputs;
-  // Forward tensors the caller passes in, computed by its own forward run,
-  // so that the gradient program reads them instead of computing them again
-  // (a convolution before a ReLU is not run twice for the ReLU's mask):
-  // outputs or named intermediates of the program, not inputs. Each becomes
-  // an input of the gradient program under its own name, after the incoming
-  // gradients. GradientProgram::forward_reads says which ones are worth it.
+  // Forward tensors the caller can pass in, computed by its own forward
+  // run, so that the gradient program reads them instead of computing them
+  // again (a convolution before a ReLU is not run twice for the ReLU's
+  // mask): outputs or named intermediates of the program, not inputs. Each
+  // one the gradient reads becomes an input of the gradient program under
+  // its own name, after the incoming gradients (GradientProgram::saved);
+  // the others are left out. GradientProgram::forward_reads says which ones
+  // are worth it.
   std::vector<std::string> saved;
 };
 
@@ -85,6 +88,9 @@ struct GradientProgram {
   // GradientOptions::saved may name so that the gradient program computes no
   // forward op but cheap elementwise temporaries of them.
   std::vector<std::string> forward_reads;
+  // The tensors of GradientOptions::saved the gradient program takes as
+  // inputs (those it reads), in the order given.
+  std::vector<std::string> saved;
 };
 
 // Pre: `f` came from Parse; `shapes` binds it (as for Bind).

@@ -200,12 +200,18 @@ typedef struct tilec_gradient_spec {
   size_t num_wrt;
   const char* const* outputs; /* outputs to differentiate */
   size_t num_outputs;
+  /* Forward outputs or named intermediates the caller has from its forward
+   * run: inputs of the gradient program (after the incoming gradients, under
+   * their own names), which then does not compute them again. */
+  const char* const* saved;
+  size_t num_saved;
 } tilec_gradient_spec;
 
 /* Derives the reverse-mode gradient of Tile `source` bound to `inputs` and
  * sets `*gradient` to its Tile text, valid until this thread's next call.
  * The gradient program's inputs are the program's inputs, then `O_grad` (the
- * incoming gradient, shaped like O) per differentiated output O; its outputs
+ * incoming gradient, shaped like O) per differentiated output O, then the
+ * tensors of spec->saved; its outputs
  * are `X_grad` per input X of spec->wrt (a name taken already gets a suffix
  * `_2`, …; the text's signature has the names). It is derived for these
  * shapes. TILEC_ERROR_USER for an unknown or non-float name or a statement

@@ -147,6 +147,7 @@ struct CompileOptions {
 struct GradientSpec {
   std::vector<std::string> wrt;
   std::vector<std::string> outputs;
+  std::vector<std::string> saved = {};  // forward tensors passed in (tilec_gradient_spec.saved)
 };
 
 namespace detail {
@@ -181,9 +182,10 @@ struct GradientNames {
   explicit GradientNames(const GradientSpec& g) {
     for (const std::string& n : g.wrt) wrt.push_back(n.c_str());
     for (const std::string& n : g.outputs) outputs.push_back(n.c_str());
-    spec = {wrt.data(), wrt.size(), outputs.data(), outputs.size()};
+    for (const std::string& n : g.saved) saved.push_back(n.c_str());
+    spec = {wrt.data(), wrt.size(), outputs.data(), outputs.size(), saved.data(), saved.size()};
   }
-  std::vector<const char*> wrt, outputs;
+  std::vector<const char*> wrt, outputs, saved;
   tilec_gradient_spec spec{};
 };
 }  // namespace detail

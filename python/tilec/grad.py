@@ -5,7 +5,10 @@
     d_grad, k_grad = g(D=d, K=k, R_grad=r_grad)   # the inputs, then O_grad per output O
 
 The gradient program's inputs are the program's inputs and `O_grad`, the
-incoming gradient of each differentiated output `O` (shaped like `O`); it
+incoming gradient of each differentiated output `O` (shaped like `O`), then
+those of the forward tensors named in `saved` (outputs or named
+intermediates the caller has from its forward run) that it reads, which it
+then does not compute again (`g.function(...).inputs` lists them); it
 returns the gradient of each input of `wrt`, in that order (one array, or a
 tuple). `wrt` and `outputs` default to every float input and output. The
 gradient is derived and compiled for each (dtype, shape) signature of the
@@ -26,20 +29,21 @@ def _signature(value):
     return dtype, tuple(int(d) for d in value.shape)
 
 
-def gradient_source(source, shapes, wrt=(), outputs=(), name="<python>"):
+def gradient_source(source, shapes, wrt=(), outputs=(), name="<python>", saved=()):
     """The Tile text of the gradient of `source` for `shapes`, a dict
     {input: (dtype, dims)}; see the module's docstring."""
     specs = {k: (np.dtype(d).name, [int(x) for x in dims]) for k, (d, dims) in shapes.items()}
-    return _gradient_source(source, specs, list(wrt), list(outputs), name)
+    return _gradient_source(source, specs, list(wrt), list(outputs), name, list(saved))
 
 
 class Gradient:
     """The gradient of a Tile program, called with keyword arrays."""
 
-    def __init__(self, source, wrt=(), outputs=(), device="llvm", name="<python>"):
+    def __init__(self, source, wrt=(), outputs=(), device="llvm", name="<python>", saved=()):
         self._source = source
         self._wrt = list(wrt)
         self._outputs = list(outputs)
+        self._saved = list(saved)
         self._device = device
         self._name = name
         self._inputs = function(source, device=device, name=name).inputs  # parses now: errors here
@@ -53,14 +57,15 @@ class Gradient:
 
     def source(self, **tensors):
         """The gradient program's Tile text for these inputs' signature."""
-        return gradient_source(self._source, dict(self._key(tensors)), self._wrt, self._outputs, self._name)
+        return gradient_source(self._source, dict(self._key(tensors)), self._wrt, self._outputs, self._name,
+                               self._saved)
 
     def function(self, **tensors):
         """The compiled gradient program (a tilec.Function) for these inputs' signature."""
         key = self._key(tensors)
         f = self._functions.get(key)
         if f is None:
-            text = gradient_source(self._source, dict(key), self._wrt, self._outputs, self._name)
+            text = gradient_source(self._source, dict(key), self._wrt, self._outputs, self._name, self._saved)
             f = function(text, device=self._device, name=self._name + " (gradient)")
             self._functions[key] = f
         return f
@@ -73,7 +78,9 @@ class Gradient:
         return len(self._functions)
 
 
-def grad(source, wrt=(), outputs=(), device="llvm", name="<python>"):
+def grad(source, wrt=(), outputs=(), device="llvm", name="<python>", saved=()):
     """A Gradient of `source` with respect to the inputs `wrt`, of the outputs
-    `outputs` (both default to every float one)."""
-    return Gradient(source, wrt=wrt, outputs=outputs, device=device, name=name)
+    `outputs` (both default to every float one); `saved` names forward
+    tensors the caller passes in (those the gradient reads become inputs,
+    after the incoming gradients)."""
+    return Gradient(source, wrt=wrt, outputs=outputs, device=device, name=name, saved=saved)

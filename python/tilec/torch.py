@@ -22,7 +22,11 @@ tensors in PyTorch's row-major order. Where an input requires grad and
 autograd records, the call is a torch.autograd.Function whose backward runs
 the program's gradient, derived by Tilec as a Tile program (tilec.grad) for
 the inputs that require grad and compiled per signature; integer outputs are
-non-differentiable. An nn.Module made of Tile ops so trains.
+non-differentiable. The backward reads the forward's float results where its
+gradient needs them (a ReLU's mask is its result != 0) instead of running
+the forward again; they are saved tensors, so changing one in place before
+the backward is an error, as for torch's own ops. An nn.Module made of Tile
+ops so trains.
 
 `op(source, constants=["K"])` marks inputs whose contents do not change
 between calls (a module's weights): the work that reads only them (a
@@ -75,25 +79,30 @@ class TileOp:
             return tuple(torch.from_numpy(np.asarray(r)) for r in result)
         return torch.from_numpy(np.asarray(result))
 
-    def _backward(self, inputs, wrt, outputs, grads):
+    def _backward(self, inputs, wrt, outputs, grads, results):
         """The gradients of `wrt` (a dict name -> tensor) given the incoming
-        gradients `grads` of the float `outputs`."""
-        # The compiled gradient and its incoming-gradient names by (wrt,
-        # outputs, the inputs' dtypes and shapes): one dict lookup per
-        # backward (Gradient.function's signature costs a few us per input).
+        gradients `grads` of the float `outputs`; `results` (name -> tensor)
+        are the forward's float results, which the gradient program reads
+        instead of computing them again (the ReLU's mask from its result)."""
+        # The compiled gradient, its incoming-gradient names and the results
+        # it reads by (wrt, outputs, the inputs' dtypes and shapes): one dict
+        # lookup per backward (Gradient.function's signature costs a few us
+        # per input).
         key = (tuple(wrt), tuple(outputs), tuple((n, t.dtype, t.shape) for n, t in inputs.items()))
         entry = self._compiled_gradients.get(key)
         if entry is None:
             gradient = self._gradients.get(key[:2])
             if gradient is None:
                 gradient = Gradient(self._source, wrt=wrt, outputs=outputs, device=self._device,
-                                    name=self._name)
+                                    name=self._name, saved=list(results))
                 self._gradients[key[:2]] = gradient
             f = gradient.function(**inputs)
-            entry = self._compiled_gradients[key] = (f, f.inputs[len(inputs):])  # O_grad per output
-        f, incoming = entry
+            rest = f.inputs[len(inputs):]  # O_grad per output, then the results it reads
+            entry = self._compiled_gradients[key] = (f, rest[:len(outputs)], rest[len(outputs):])
+        f, incoming, read = entry
         args = dict(inputs)
         args.update({n: g.detach().contiguous() for n, g in zip(incoming, grads)})
+        args.update({n: results[n].detach() for n in read})
         result = f(**args)
         if not isinstance(result, tuple):
             result = (result,)
@@ -135,17 +144,21 @@ class _TileFunction(torch.autograd.Function):
         ctx.tile_op, ctx.names = tile_op, names
         ctx.floats = [r.is_floating_point() for r in results]
         ctx.mark_non_differentiable(*[r for r in results if not r.is_floating_point()])
-        ctx.save_for_backward(*tensors)
+        # The float results too: the gradient reads them rather than running
+        # the forward again (saved tensors: an in-place change is an error).
+        ctx.save_for_backward(*tensors, *[r for r in results if r.is_floating_point()])
         return result
 
     @staticmethod
     def backward(ctx, *grads):
-        tensors = ctx.saved_tensors
+        saved = ctx.saved_tensors
+        tensors, results = saved[:len(ctx.names)], saved[len(ctx.names):]
         inputs = {n: t.detach() for n, t in zip(ctx.names, tensors)}
         wrt = [n for n, need in zip(ctx.names, ctx.needs_input_grad[2:]) if need]
         outputs = [o for o, f in zip(ctx.tile_op._outputs, ctx.floats) if f]
         incoming = [g for g, f in zip(grads, ctx.floats) if f]
-        result = ctx.tile_op._backward(inputs, wrt, outputs, incoming) if wrt and outputs else {}
+        results = dict(zip(outputs, results))
+        result = ctx.tile_op._backward(inputs, wrt, outputs, incoming, results) if wrt and outputs else {}
         return (None, None, *[result.get(n) for n in ctx.names])
 
 

@@ -77,6 +77,22 @@ ref = torch.relu(torch.nn.functional.conv2d(d2.permute(0, 3, 1, 2), k2.permute(2
 (ref.permute(0, 2, 3, 1) ** 2).sum().backward()
 torch.testing.assert_close(d.grad, d2.grad, rtol=1e-4, atol=1e-4)
 torch.testing.assert_close(k.grad, k2.grad, rtol=1e-4, atol=1e-4)
+# The backward reads the forward's result R (the ReLU's mask is R != 0), so
+# its gradient program runs no convolution forward: two contractions, the
+# gradients of D and K.
+(grad_fn, incoming, read), = op._compiled_gradients.values()
+assert list(incoming) == ["R_grad"] and list(read) == ["R"], (incoming, read)
+text = next(iter(op._gradients.values())).source(D=d, K=k)
+assert text.count("= +(") == 2 and "R != 0" in text, text
+# A result changed in place after the forward cannot be read by the backward:
+# torch says so (a saved tensor's version moved).
+r = op(D=d, K=k)
+r.mul_(2)
+try:
+    r.sum().backward()
+    raise AssertionError("the backward read a result changed in place")
+except RuntimeError as e:
+    assert "modified by an inplace operation" in str(e), str(e)
 
 # Only the inputs that need a gradient get one; an integer output is not differentiable.
 op = tt.op("function (X[N], K[N]) -> (Y, B) { Y = X * K; B = X > 0; }")

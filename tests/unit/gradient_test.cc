@@ -438,6 +438,28 @@ TEST(GradientRules, InputWithoutGradientGetsZeros) {
   EXPECT_EQ(Values(out.at("Y_grad")), (std::vector<double>{0, 0, 0}));
 }
 
+// Saved tensors are offered: the gradient program takes those it reads (a
+// softmax's backward reads E and S, not Y) and computes no op behind them;
+// an input or an unknown name is a user error.
+TEST(GradientRules, SavedTensorsTheGradientReadsBecomeInputs) {
+  const std::string softmax =
+      "function (X[N, D]) -> (Y) { M[i, 0 : N, 1] = >(X[i, j]); E = exp(X - M); S[i, 0 : N, 1] = +(E[i, j]); "
+      "Y = E / S; }";
+  std::map<std::string, Shape> shapes = {{"X", Shape{DataType::F64, {2, 3}}}};
+  auto g = Derive(softmax, shapes, {{}, {}, {"Y", "S", "E"}});
+  EXPECT_EQ(g.forward_reads, (std::vector<std::string>{"E", "S"}));
+  EXPECT_EQ(g.saved, (std::vector<std::string>{"S", "E"}));
+  std::vector<std::string> inputs;
+  for (const auto& in : g.function.inputs) inputs.push_back(in.name);
+  EXPECT_EQ(inputs, (std::vector<std::string>{"X", "Y_grad", "S", "E"}));
+  std::string text = lang::Print(g.function);
+  EXPECT_EQ(text.find("exp("), std::string::npos) << text;
+  EXPECT_EQ(text.find(">("), std::string::npos) << text;
+  EXPECT_THROW(Derive(softmax, shapes, {{}, {}, {"X"}}), UserError);
+  EXPECT_THROW(Derive(softmax, shapes, {{}, {}, {"Q"}}), UserError);
+  EXPECT_THROW(Derive(softmax, shapes, {{}, {}, {"E", "E"}}), UserError);
+}
+
 // Names the program uses already get a suffix; temporaries are renamed.
 TEST(GradientRules, NamesDoNotCollide) {
   auto g = Derive("function (X[N], O_grad[N]) -> (O) { X_grad = O_grad * 2.0; O = X * X_grad; }",
