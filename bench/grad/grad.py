@@ -24,10 +24,13 @@ program), then:
    medians; ratio = median over the rounds of (best peer's median / Tilec's
    median): > 1 means Tilec is faster.
 
-Where the forward has a ReLU, a max or a softmax, Tilec's gradient program
-recomputes the forward values it needs (the ReLU mask, the window's winner,
-the softmax) from the program's inputs: it is the whole backward as Tilec
-derives it, while PyTorch's backward reads what its forward saved.
+The gradient program is derived with `--saved OUT`: it may read the
+forward's output, as PyTorch's backward reads what its forward saved (a
+ReLU's mask is its result != 0, so the conv+ReLU rows run no forward
+convolution); forward values it needs beyond the output (a max pool's
+winner, a softmax's sums) it recomputes from the program's inputs. The
+output it reads is an input of the timed program, made by the forward in
+torch for the check.
 
 Run with /usr/bin/python3 (numpy, torch). `--smoke`: tiny shapes,
 correctness only (ctest: bench_grad_smoke). See bench/README.md.
@@ -65,6 +68,7 @@ WARM_S = 0.3   # every side's warm-up, at least
 # the inputs, in PyTorch's layout: NHWC data as channels_last NCHW views,
 # HWIO weights as OIHW channels_last), `fwd` (the forward in torch, from
 # those), `out_to_torch` (the incoming gradient, Tilec's layout -> torch's),
+# `out_back` (the forward's torch output -> Tilec's layout, for --saved),
 # `grad_back` (an input's torch gradient -> Tilec's layout); optional:
 # onednn (bench_onednn's conv parameters), constant (per row, inputs marked
 # --constant for Tilec: the weights in backward-data, which oneDNN reorders
@@ -98,7 +102,8 @@ def conv(name, n, hw, ci, co, k, stride=1, relu=False, smoke=False):
 
     case = dict(name=name, tile=tile, out=out, shapes={"D": [n, hw, hw, ci], "K": [k, k, ci, co]},
                 wrt=["D", "K"], to_torch=conv_to_torch, fwd=fwd, out_to_torch=nhwc_to_torch,
-                grad_back=conv_grad_back, constant={"D": ["K"]}, smoke=smoke)
+                out_back=lambda o: o.permute(0, 2, 3, 1), grad_back=conv_grad_back, constant={"D": ["K"]},
+                smoke=smoke)
     if not relu:  # oneDNN's backward primitives have no ReLU: the convolution alone
         case["onednn"] = dict(n=n, h=hw, w=hw, ci=ci, co=co, k=k, stride=stride, pad=pad)
     return case
@@ -110,7 +115,7 @@ def plain_to_torch(arrays):
 
 def plain(name, tile, out, shapes, fwd, wrt, smoke=False):
     return dict(name=name, tile=tile, out=out, shapes=shapes, wrt=wrt, to_torch=plain_to_torch, fwd=fwd,
-                out_to_torch=torch.from_numpy, grad_back=lambda _, g: g, smoke=smoke)
+                out_to_torch=torch.from_numpy, out_back=lambda o: o, grad_back=lambda _, g: g, smoke=smoke)
 
 
 # OpenBLAS through its C ABI (Debian's libopenblas), a peer of the matmul rows
@@ -140,7 +145,8 @@ def maxpool(name, n, hw, c, smoke=False):
     return dict(name=name, tile="bench/suite/maxpool_3x3_s2.tile", out="O", shapes={"I": [n, hw, hw, c]},
                 wrt=["I"], to_torch=lambda a: {"I": nhwc_to_torch(a["I"])},
                 fwd=lambda t: F.max_pool2d(t["I"], 3, 2, 0, ceil_mode=True), out_to_torch=nhwc_to_torch,
-                grad_back=lambda _, g: g.permute(0, 2, 3, 1), smoke=smoke)
+                out_back=lambda o: o.permute(0, 2, 3, 1), grad_back=lambda _, g: g.permute(0, 2, 3, 1),
+                smoke=smoke)
 
 
 CASES = [
@@ -181,10 +187,11 @@ def shape_args(shapes):
 
 
 def derive(tilec, case, wrt, tmp):
-    """`tilec grad --wrt wrt`: (path of the gradient program, its input shapes, incoming gradient, output)."""
+    """`tilec grad --wrt wrt --saved OUT`: (path of the gradient program, its input shapes, incoming
+    gradient, output); the forward output is among the shapes if the gradient reads it."""
     path = os.path.join(tmp, "%s_%s.tile" % (re.sub(r"\W+", "_", case["name"]), wrt))
-    subprocess.run([tilec, "grad", os.path.join(ROOT, case["tile"]), "--wrt", wrt, "-o", path]
-                   + shape_args(case["shapes"]), check=True, capture_output=True, text=True)
+    subprocess.run([tilec, "grad", os.path.join(ROOT, case["tile"]), "--wrt", wrt, "--saved", case["out"], "-o",
+                    path] + shape_args(case["shapes"]), check=True, capture_output=True, text=True)
     text = open(path).read()
     # The header lists every input's shape: "//   -s D=f32[1,5,7,3] -s K=... -s R_grad=..."
     m = re.search(r"^//\s+(-s .*)$", text, re.M)
@@ -298,6 +305,10 @@ def check_row(tilec, build, case, wrt, tmp):
     Returns (program, shapes, incoming, errors {side: rel err}, oneDNN checked)."""
     prog, shapes, incoming, _ = derive(tilec, case, wrt, tmp)
     arrays = make_arrays(shapes, 7)
+    if case["out"] in shapes:  # the forward's output, which the gradient reads (--saved)
+        with torch.no_grad():
+            out = case["fwd"](case["to_torch"]({n: arrays[n] for n in case["shapes"]}))
+        arrays[case["out"]] = case["out_back"](out).contiguous().numpy()
     want = TorchGrad(case, wrt, arrays, incoming).result()
     errs = {"tilec": peer_env.rel_err(tilec_run(tilec, prog, arrays, wrt + "_grad", tmp), want)}
     if case.get("blas") and OPENBLAS is not None:
