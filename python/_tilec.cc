@@ -24,6 +24,7 @@
 #include <structmember.h>
 #include <tilec/tilec.hpp>
 
+#include "dtypes.h"
 #include "torch_reader.h"
 
 #include <algorithm>
@@ -36,44 +37,10 @@
 #include <vector>
 
 namespace py = pybind11;
+using tilec_python::FromDtype;
+using tilec_python::ToDtype;
 
 namespace {
-
-tilec_dtype ToDtype(const py::dtype& d) {
-  char kind = d.kind();
-  size_t size = d.itemsize();
-  if (kind == 'b') return TILEC_BOOL;
-  if (kind == 'f' && size == 2) return TILEC_F16;
-  if (kind == 'f' && size == 4) return TILEC_F32;
-  if (kind == 'f' && size == 8) return TILEC_F64;
-  static const tilec_dtype ints[] = {TILEC_I8, TILEC_I16, TILEC_I32, TILEC_I64};
-  static const tilec_dtype uints[] = {TILEC_U8, TILEC_U16, TILEC_U32, TILEC_U64};
-  for (int i = 0; i < 4; ++i)
-    if (size == (size_t{1} << i)) {
-      if (kind == 'i') return ints[i];
-      if (kind == 'u') return uints[i];
-    }
-  throw py::type_error("tilec: unsupported element type " + py::repr(d).cast<std::string>());
-}
-
-py::dtype FromDtype(tilec_dtype t) {
-  switch (t) {
-    case TILEC_BOOL: return py::dtype::of<bool>();
-    case TILEC_I8: return py::dtype::of<int8_t>();
-    case TILEC_I16: return py::dtype::of<int16_t>();
-    case TILEC_I32: return py::dtype::of<int32_t>();
-    case TILEC_I64: return py::dtype::of<int64_t>();
-    case TILEC_U8: return py::dtype::of<uint8_t>();
-    case TILEC_U16: return py::dtype::of<uint16_t>();
-    case TILEC_U32: return py::dtype::of<uint32_t>();
-    case TILEC_U64: return py::dtype::of<uint64_t>();
-    case TILEC_F16: return py::dtype("float16");
-    case TILEC_F32: return py::dtype::of<float>();
-    case TILEC_F64: return py::dtype::of<double>();
-    case TILEC_DTYPE_FORCE_INT_: break;
-  }
-  throw py::type_error("tilec: unknown element type");
-}
 
 // One argument's memory as a tilec::Tensor (strides in elements). `keep`
 // holds what owns the memory for the duration of the call: the NumPy array,
@@ -769,6 +736,7 @@ py::object MakeFunctionObject(py::object impl) {
 
 // tilec.gradient_source and source_outputs (_tilec_grad.cc).
 void DefineGradients(py::module_& m);
+void DefineOnnx(py::module_& m);
 
 PYBIND11_MODULE(_tilec, m) {
   m.doc() = "Tilec: compile Tile tensor programs and run them on NumPy arrays and DLPack tensors";
@@ -825,38 +793,5 @@ PYBIND11_MODULE(_tilec, m) {
       "is called after they changed in place.");
   DefineGradients(m);
   m.attr("Function") = py::reinterpret_borrow<py::object>(reinterpret_cast<PyObject*>(FunctionType()));
-  m.def(
-      "_import_onnx",
-      [](py::bytes bytes, std::string origin, std::map<std::string, std::pair<py::object, std::vector<int64_t>>> shapes) {
-        std::string data = bytes;
-        std::vector<tilec::TensorSpec> specs;
-        std::vector<std::string> names;
-        names.reserve(shapes.size());
-        for (auto& [name, spec] : shapes) {
-          names.push_back(name);
-          specs.emplace_back(names.back(), ToDtype(py::dtype::from_args(spec.first)),
-                             std::span<const int64_t>(spec.second));
-        }
-        tilec::Model model = tilec::Model::ImportOnnx(
-            std::span<const std::byte>(reinterpret_cast<const std::byte*>(data.data()), data.size()), origin, specs);
-        auto tensors = [](const std::vector<tilec::ModelTensor>& list) {
-          py::list out;
-          for (const auto& t : list) out.append(py::make_tuple(t.name, t.tile_name, FromDtype(t.dtype), t.dims));
-          return out;
-        };
-        py::dict constants;
-        for (const auto& t : model.constants()) {
-          py::array a(FromDtype(t.dtype), t.dims);
-          if (t.bytes > 0) std::memcpy(a.mutable_data(), t.data, t.bytes);
-          constants[py::str(t.tile_name)] = a;
-        }
-        py::dict out;
-        out["source"] = model.source();
-        out["inputs"] = tensors(model.inputs());
-        out["outputs"] = tensors(model.outputs());
-        out["constants"] = constants;
-        return out;
-      },
-      py::arg("bytes"), py::arg("origin"), py::arg("shapes"),
-      "Imports an ONNX model: {source, inputs [(name, tile_name, dtype, dims)], outputs, constants {tile_name: array}}");
+  DefineOnnx(m);
 }
