@@ -219,38 +219,11 @@ class Grouper {
   std::vector<FusedRowGroup> groups_;
 };
 
-std::string_view AggText(AggOp op) {
-  switch (op) {
-    case AggOp::Sum: return "sum";
-    case AggOp::Prod: return "product";
-    case AggOp::Max: return "max";
-    case AggOp::Min: return "min";
-    case AggOp::Assign: break;
-  }
-  return "assign";
-}
 
 }  // namespace
 
 std::vector<FusedRowGroup> FuseRowGroups(const Program& program, int64_t max_row_bytes) {
   return Grouper(program, max_row_bytes).Run();
-}
-
-std::string RowGroupText(const KernelSpec& spec) {
-  const RowGroupSpec& g = spec.row_group;
-  std::string s = fmt::format("  row group: rows [{}] of {} values; one pass per reduction, then the stores\n",
-                              fmt::join(g.rows, ", "), g.length);
-  for (const lang::Op& op : g.ops) {
-    if (auto* c = std::get_if<ContractionOp>(&op)) {
-      std::vector<std::string> in;
-      for (const auto& a : c->inputs) in.push_back(a.tensor);
-      std::string_view sep = c->comb == CombOp::Mul ? " * " : c->comb == CombOp::Add ? " + " : ", ";
-      s += fmt::format("  reduce {} = {}({}) along the row\n", c->output, AggText(c->agg), fmt::join(in, sep));
-    } else {
-      s += fmt::format("  {}\n", ToString(std::get<ElementwiseOp>(op)));
-    }
-  }
-  return s;
 }
 
 }  // namespace tilec::compiler

@@ -41,8 +41,4 @@ struct FusedRowGroup {
 // and anything else the row form does not cover end a group.
 std::vector<FusedRowGroup> FuseRowGroups(const lang::Program& program, int64_t max_row_bytes);
 
-// "row group over rows [1024] of 1024: M = max(X); …": the ops a RowGroup
-// kernel computes, for `--emit kernels`.
-std::string RowGroupText(const KernelSpec& spec);
-
 }  // namespace tilec::compiler

@@ -764,44 +764,8 @@ class Lowerer {
 
 }  // namespace
 
-std::string_view Name(KernelKind kind) {
-  switch (kind) {
-    case KernelKind::Contraction: return "contraction";
-    case KernelKind::Elementwise: return "elementwise";
-    case KernelKind::Fill: return "fill";
-    case KernelKind::Special: return "special";
-    case KernelKind::Direct: return "direct";
-    case KernelKind::RowGroup: return "row group";
-  }
-  return "?";
-}
-
 KernelPlan Lower(const lang::Program& program, const LowerOptions& options) {
   return Lowerer(program, options).Run();
-}
-
-std::string ToString(const KernelPlan& plan) {
-  std::string out;
-  for (const std::string& d : plan.layout_decisions) out += fmt::format("layout {}\n", d);
-  if (!plan.layout_decisions.empty()) out += "\n";
-  for (const KernelSpec& k : plan.kernels) {
-    out += fmt::format("{} ({}): writes {}; reads {}\n", k.name, Name(k.kind),
-                       fmt::join(k.outputs, ", "), fmt::join(k.inputs, ", "));
-    if (!k.why.empty()) out += fmt::format("  relayout {}\n", k.why);
-    if (k.kind == KernelKind::Special)
-      out += fmt::format("  {}\n", lang::Name(k.special.fn));
-    else if (k.kind == KernelKind::RowGroup)
-      out += RowGroupText(k);
-    else if (k.kind == KernelKind::Direct)
-      out += "  (fractional or non-injective indices, or layouts the flat form cannot express: one work item "
-             "per output element)\n";
-    else
-      out += ToString(k.flat);
-    out += "\n";
-  }
-  if (!plan.temporaries.empty())
-    out += fmt::format("temporaries: {}\n", fmt::join(plan.temporaries, ", "));
-  return out;
 }
 
 }  // namespace tilec::compiler

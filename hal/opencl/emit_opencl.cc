@@ -8,6 +8,7 @@
 
 #include "compiler/sem/verify.h"
 #include "hal/opencl/opencl_names.h"
+#include "hal/opencl/opencl_types.h"
 #include "support/error.h"
 #include "tile_lang/tensor.h"
 
@@ -15,43 +16,6 @@ namespace tilec::hal::opencl {
 namespace {
 
 using namespace tilec::sem;  // NOLINT: this file is all about sem nodes
-
-// --- Names -------------------------------------------------------------------------
-
-// Which optional floating types a module uses.
-class TypeScan : public Visitor {
- public:
-  bool f16 = false, f64 = false;
-  void Note(const Type& t) {
-    if (t.IsVoid() || t.elem_kind == TypeKind::Index || t.IsIndex()) return;
-    f16 |= t.dtype == DataType::F16;
-    f64 |= t.dtype == DataType::F64;
-  }
-  void Scan(const Function& f) {
-    Note(f.return_type);
-    for (const Param& p : f.params) Note(p.type);
-    Visit(f.body);
-  }
-  using Visitor::Visit;
-
- protected:
-  void VisitDeclare(const Declare& n) override {
-    Note(n.type);
-    Visitor::VisitDeclare(n);
-  }
-  // Every expression kind carries a type; note them all through one hook.
-#define TILEC_X_Expr(n)                   \
-  void Visit##n(const n& node) override { \
-    Note(node.type);                      \
-    Visitor::Visit##n(node);              \
-  }
-#define TILEC_X_Stmt(n)
-#define TILEC_X(n, c) TILEC_X_##c(n)
-  TILEC_SEM_NODES(TILEC_X)
-#undef TILEC_X
-#undef TILEC_X_Stmt
-#undef TILEC_X_Expr
-};
 
 std::optional<double> ConstFloat(const Expr& e) {
   if (auto* c = As<FloatConst>(e)) return c->value;
@@ -63,13 +27,6 @@ bool IsConstant(const Expr& e) {
   if (auto* b = As<Broadcast>(e)) return IsConstant(b->value);
   return e->kind == NodeKind::IntConst || e->kind == NodeKind::FloatConst ||
          e->kind == NodeKind::BoolConst || e->kind == NodeKind::LimitConst;
-}
-
-std::string Lane(int lane) { return fmt::format("s{:x}", lane); }
-
-std::string MaskType(int bits, int width) {
-  std::string_view base = bits == 8 ? "char" : bits == 16 ? "short" : bits == 32 ? "int" : "long";
-  return fmt::format("{}{}", base, width);
 }
 
 // --- One function --------------------------------------------------------------------
@@ -747,10 +704,9 @@ class FunctionEmitter {
 
 std::string EmitOpenCL(const sem::Module& module, const EmitOptions& options) {
   sem::Verify(module);
-  TypeScan scan;
+  FloatTypes scan;
   for (const Function& f : module.functions) {
-    TypeScan one;
-    one.Scan(f);
+    FloatTypes one = OptionalFloatTypes(f);
     if (one.f64 && !options.fp64)
       TILEC_USER_ERROR("kernel '{}' uses f64, but the OpenCL device has no cl_khr_fp64", f.name);
     scan.f16 |= one.f16;
