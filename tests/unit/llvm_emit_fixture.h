@@ -15,7 +15,6 @@
 
 namespace tilec::hal::cpu::emit_fixture {
 
-
 using namespace sem::builder;
 using lang::DataType;
 using sem::AddressSpace;

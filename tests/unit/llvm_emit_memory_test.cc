@@ -20,13 +20,7 @@
 namespace tilec::hal::cpu {
 namespace {
 
-using namespace emit_fixture;
-using namespace sem::builder;
-using lang::DataType;
-using sem::AddressSpace;
-using sem::Expr;
-using sem::Stmt;
-using sem::Type;
+using namespace emit_fixture;  // also sem::builder, DataType, Expr, Stmt, Type
 
 TEST(LlvmEmit, VectorLoadsStoresAndLanes) {
   Expr s = P("s", DataType::F32), o = P("o", DataType::F32), v4 = P("v4", DataType::F32, 4);

@@ -23,13 +23,7 @@
 namespace tilec::hal::cpu {
 namespace {
 
-using namespace emit_fixture;
-using namespace sem::builder;
-using lang::DataType;
-using sem::AddressSpace;
-using sem::Expr;
-using sem::Stmt;
-using sem::Type;
+using namespace emit_fixture;  // also sem::builder, DataType, Expr, Stmt, Type
 
 TEST(LlvmEmit, UnsignedByteArithmeticWraps) {
   Expr a = P("a", DataType::U8), o = P("o", DataType::U8);
