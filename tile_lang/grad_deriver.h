@@ -116,6 +116,9 @@ class Deriver {
   ast::Contraction Write(Gather g, const ContractionOp& c, const std::string& out, ast::AggOp agg,
                          ast::CombOp comb);
 
+  // Whether a caller can name forward tensor `t` (GradientOptions::saved):
+  // not a temporary (`_T3`) nor reverse_grad's (ReverseGrad).
+  bool Saveable(const std::string& t) const { return !t.empty() && t[0] != '_' && !factors_.count(t); }
   std::string RectifiedInput(const ElementwiseOp& op) const;
   void Elementwise(const ElementwiseOp& op, Grad g);
   void Contraction(const ContractionOp& c, const std::string& g);

@@ -160,11 +160,6 @@ Deriver::Grad Deriver::Materialize(const std::string& t, const std::string& name
   return Grad{Emit(GradBase(t), std::move(b)), true};
 }
 
-
-// `g` may be narrow (a broadcast of y's gradient, Finalize): a rule that
-// reads a full-shaped tensor beside it (`g * E` for exp) is full again; one
-// that does not (`-g`, `g` of an addition) passes the broadcast on to a
-// full-shaped operand; an operand of another shape gets g broadcast first.
 namespace {
 
 bool IsZero(const Operand& o) { return !o.is_tensor && (o.scalar.is_float ? o.scalar.f == 0 : o.scalar.i == 0); }
@@ -192,6 +187,10 @@ std::string Deriver::RectifiedInput(const ElementwiseOp& op) const {
   return {};
 }
 
+// `g` may be narrow (a broadcast of y's gradient, Finalize): a rule that
+// reads a full-shaped tensor beside it (`g * E` for exp) is full again; one
+// that does not (`-g`, `g` of an addition) passes the broadcast on to a
+// full-shaped operand; an operand of another shape gets g broadcast first.
 void Deriver::Elementwise(const ElementwiseOp& op, Grad g) {
   const Shape& y = ShapeOf(op.output);
   if (std::string t = RectifiedInput(op); !t.empty() && !g.narrow) {
@@ -251,24 +250,8 @@ std::vector<ast::Statement> Deriver::Forward(const std::set<std::string>& saved,
                                              std::set<std::string>& needed) {
   std::set<std::string> backward_reads;
   for (const auto& st : backward_) CollectNames(st, backward_reads);
-  // The ops whose results the backward statements need, through other ops,
-  // except results in `given`; `needed` gets every tensor read.
-  auto close = [&](const std::set<std::string>& given, std::set<std::string>& needed) {
-    needed = backward_reads;
-    std::vector<bool> keep(prog_.ops.size(), false);
-    for (size_t k = prog_.ops.size(); k-- > 0;) {
-      const Op& op = prog_.ops[k];
-      std::vector<std::string> defs = Writes(op);
-      auto wanted = [&](const std::string& d) { return needed.count(Name(d)) && !given.count(d); };
-      if (std::none_of(defs.begin(), defs.end(), wanted)) continue;
-      keep[k] = true;
-      for (const std::string& r : Reads(op)) needed.insert(Name(r));
-    }
-    return keep;
-  };
   // What a caller may save: the named results the backward reads, through
   // temporaries only (a named tensor given needs nothing behind it).
-  auto named = [&](const std::string& d) { return !d.empty() && d[0] != '_' && !factors_.count(d); };
   std::set<std::string> frontier = backward_reads;
   std::set<std::string> saveable;
   for (size_t k = prog_.ops.size(); k-- > 0;) {
@@ -276,7 +259,7 @@ std::vector<ast::Statement> Deriver::Forward(const std::set<std::string>& saved,
     bool expand = false;
     for (const std::string& d : Writes(op)) {
       if (!frontier.count(Name(d))) continue;
-      if (named(d)) saveable.insert(d);
+      if (Saveable(d)) saveable.insert(d);
       else expand = true;
     }
     if (expand)
@@ -285,7 +268,18 @@ std::vector<ast::Statement> Deriver::Forward(const std::set<std::string>& saved,
   for (const Op& op : prog_.ops)
     for (const std::string& d : Writes(op))
       if (saveable.count(d)) reads.push_back(d);
-  std::vector<bool> keep = close(saved, needed);
+  // The ops whose results the backward statements need, through other ops,
+  // except results in `saved`.
+  needed = backward_reads;
+  std::vector<bool> keep(prog_.ops.size(), false);
+  for (size_t k = prog_.ops.size(); k-- > 0;) {
+    const Op& op = prog_.ops[k];
+    std::vector<std::string> defs = Writes(op);
+    auto wanted = [&](const std::string& d) { return needed.count(Name(d)) && !saved.count(d); };
+    if (std::none_of(defs.begin(), defs.end(), wanted)) continue;
+    keep[k] = true;
+    for (const std::string& r : Reads(op)) needed.insert(Name(r));
+  }
   std::vector<ast::Statement> out;
   auto rename = [this](const std::string& t) { return Name(t); };
   auto fresh = [this](const std::string& base) { return Fresh(base); };
@@ -397,7 +391,7 @@ GradientProgram Deriver::Run(const GradientOptions& options) {
   std::set<std::string> saved;
   for (const std::string& t : options.saved) {
     bool input = std::find(prog_.inputs.begin(), prog_.inputs.end(), t) != prog_.inputs.end();
-    if (input || !prog_.tensors.count(t) || t.empty() || t[0] == '_' || factors_.count(t))
+    if (input || !prog_.tensors.count(t) || !Saveable(t))
       TILEC_USER_ERROR("saved tensor '{}' is {}: only the program's outputs and named intermediates can be saved", t,
                        input ? "an input" : "not a tensor of the program");
     if (!saved.insert(t).second) TILEC_USER_ERROR("saved tensor '{}' is listed twice", t);
