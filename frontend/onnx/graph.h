@@ -48,9 +48,6 @@ class Graph {
   void RecordOrigin(const std::string& tile) { origins_[TensorName(tile)].push_back(node_); }
 
   const std::vector<std::string>& statements() const { return statements_; }
-  const std::vector<std::pair<std::string, std::shared_ptr<const lang::Tensor>>>& constants() const {
-    return constants_;
-  }
   // The constants, moved out of the graph: a tensor no one else holds any
   // more is moved, not copied (every constant tensor of the import is made
   // with make_shared<lang::Tensor>, a non-const object, so moving from it
