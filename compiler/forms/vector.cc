@@ -577,8 +577,9 @@ std::string VecGen::PlanText() const {
     if (Chunked()) {
       std::vector<std::string> outer(reds.begin(), reds.begin() + chunk_levels_);
       if (chunk_split_ > 0) outer.push_back(fmt::format("{}/{}", reds[chunk_levels_], chunk_split_));
-      s += fmt::format("Reduction chunks: {} ({} KB of vector inputs each; {} blocks' accumulators in memory)\n",
-                       fmt::join(outer, ", "), (chunk_bytes_ + 1023) / 1024, sb_);
+      s += fmt::format("Reduction chunks: {} ({} KB of vector inputs each; {} blocks' accumulators in memory{})\n",
+                       fmt::join(outer, ", "), (chunk_bytes_ + 1023) / 1024, sb_,
+                       chunk_prefetch_ ? "; the next chunk prefetched" : "");
     }
     std::vector<std::string> kinds;
     for (int a = 1; a <= flat_.num_inputs; ++a)

@@ -288,6 +288,11 @@ class VecGen {
   void EmitChunked(std::vector<Stmt>& top);
   // Sets p's position to block s of the work item (a Stmt assigning it).
   Stmt SetBlock(Expr s) const;
+  // In the innermost reduction body of block prefetch_block_, at the current
+  // positions: prefetches of this step's share of the lines the work item
+  // reads in its next chunk, so that the next chunk's first block finds
+  // them in L1 rather than waiting on L2 (bench/grad W1 conv3x3 K).
+  std::vector<Stmt> NextChunkPrefetches();
   // Launch dimension 0: p blocks, or groups of SB of them.
   int64_t PGroups() const { return PChunked() ? (pblocks_ + sb_ - 1) / sb_ : pblocks_; }
   // The launch dimension of v: v blocks, or groups of SB of them (chunk_v_).
@@ -354,6 +359,11 @@ class VecGen {
   int64_t chunk_split_ = 0;
   int64_t chunk_inner_ = 0;  // steps of the split level's inner loop being emitted (EmitChunked)
   int64_t chunk_bytes_ = 0;  // vector-input bytes one chunk reads
+  // The blocks prefetch the next chunk's inputs (PlanChunks; NextChunkPrefetches).
+  bool chunk_prefetch_ = false;
+  // While EmitChunked emits a block's reduction: the block's number in the
+  // work item (the innermost bodies then start with NextChunkPrefetches).
+  Expr prefetch_block_;
   int chunk_g_ = -1;         // the grid index the SB blocks walk (PlanGridChunks)
   int64_t g_groups_ = 0;     // groups of SB values of chunk_g_ on the grid
   std::vector<bool> block_guard_;  // per constraint: checked once per block (PlanGridChunks)

@@ -168,7 +168,73 @@ void VecGen::PlanChunks() {
     chunk_levels_ = 0, chunk_split_ = 0, chunk_bytes_ = 0;
     return;
   }
+  // As many work items along p, with blocks shared out evenly: 13 blocks
+  // are 7 + 6, not 9 + 4, whose items take 9 / 4 of each other's time
+  // (conv 3x3 64->64 backward-weights, bench/grad W1 K: one thread was left
+  // with the last long items).
+  int64_t items = (pblocks_ + sb - 1) / sb;
+  sb = (pblocks_ + items - 1) / items;
   sb_ = static_cast<int>(sb);
+  // Each chunk loop step reads a new panel: the blocks of one chunk fetch
+  // the next one's (a split level's chunks are not prefetched).
+  chunk_prefetch_ = chunk_split_ == 0;
+}
+
+std::vector<Stmt> VecGen::NextChunkPrefetches() {
+  std::vector<Stmt> out;
+  if (!chunk_prefetch_ || !prefetch_block_) return out;
+  int last = static_cast<int>(reductions_.size()) - 1;
+  int c = reductions_[chunk_levels_ - 1];  // the innermost chunk loop
+  // This step's slot among the work item's SB x steps ones: block-major.
+  Expr step = I(0);
+  int64_t steps = 1;
+  for (int k = last; k >= chunk_levels_; --k) {
+    int r = reductions_[k];
+    step = step + pos_[r] * steps;
+    steps = SaturatingMul(steps, flat_.indices[r].range);
+  }
+  int64_t slots = SaturatingMul(steps, sb_);
+  Expr slot = prefetch_block_ * steps + step;
+  // The next chunk's first element: the inner levels at 0, p at the work
+  // item's first block, the chunk loop one step on.
+  std::vector<Expr> saved = pos_;
+  for (int k = chunk_levels_; k <= last; ++k) pos_[reductions_[k]] = I(0);
+  pos_[c] = pos_[c] + 1;
+  pos_[p_] = _Index(sem::ThreadIndexKind::GroupId, 0) * (int64_t{sb_} * pb_);
+  for (int a = 1; a <= flat_.num_inputs; ++a) {
+    const FlatAccess& in = flat_.accesses[a];
+    if (in.strides[c] == 0) continue;  // the same elements in every chunk
+    // Elements from the first to the last the next chunk reads (the lines
+    // between them, holes included: a block's rows are a run of a line).
+    bool forward = true;
+    int64_t span = 1;
+    auto extent = [&](int i, int64_t count) {
+      if (i < 0 || in.strides[i] == 0 || count < 2) return;
+      forward &= in.strides[i] > 0;
+      span += in.strides[i] * (count - 1);
+    };
+    for (int k = chunk_levels_; k <= last; ++k) extent(reductions_[k], flat_.indices[reductions_[k]].range);
+    extent(p_, int64_t{sb_} * pb_);
+    if (vector_input_[a - 1]) {
+      extent(v_, VSpan());
+      extent(q_, nv_);
+    }
+    if (!forward) continue;
+    int64_t line = 512 / lang::BitWidth(in.dtype);  // elements per 64-byte line
+    int64_t lines = (span + line - 1) / line;
+    // One prefetch per slot where the lines are fewer than the slots (a
+    // line then comes up more than once: a hit, and no branch), else a few.
+    int64_t per_slot = (lines + slots - 1) / slots;
+    if (per_slot > 4) continue;  // more than the chunk's loads can hide
+    int64_t stride = per_slot > 1 ? line : std::max<int64_t>(1, (span + slots - 1) / slots);
+    Expr first = Address(in, 0, 0, 0);
+    for (int64_t j = 0; j < per_slot; ++j) {
+      Expr at = first + _Min((slot * per_slot + j) * stride, I(span - 1));
+      out.push_back(_Prefetch(Buffer(in.tensor), _Clamp(at, I(0), I(std::max<int64_t>(in.limit - 1, 0)))));
+    }
+  }
+  pos_ = std::move(saved);
+  return out;
 }
 
 void VecGen::PlanGridChunks(int64_t block_bytes) {
@@ -266,7 +332,9 @@ void VecGen::EmitChunked(std::vector<Stmt>& top) {
   auto one_block = [&](Expr b) {
     std::vector<Stmt> body;
     load_accs(b, body);
+    prefetch_block_ = b;
     body.push_back(Reduce(chunk_levels_));
+    prefetch_block_ = nullptr;
     for (int pp = 0; pp < pb_; ++pp)
       for (int vv = 0; vv < nv_; ++vv) body.push_back(_Store(part, slot(b, pp, vv), Acc(pp, vv)));
     // A block that a constraint on g excludes from this chunk is skipped.

@@ -220,7 +220,7 @@ Stmt VecGen::Compute(bool checks, int first, bool whole_ranges) {
   // Innermost body: loads and multiply-adds; `guarded`: each row under its
   // ok flag, shared loads clamped.
   auto make_body = [&](bool guarded) {
-    std::vector<Stmt> body;
+    std::vector<Stmt> body = NextChunkPrefetches();
     std::map<std::pair<int, int>, Expr> shared;  // (input, vv) -> value reused across p
     for (int a = 1; a <= flat_.num_inputs; ++a) {
       bool moves_with_p = p_ >= 0 && flat_.accesses[a].strides[p_] != 0;

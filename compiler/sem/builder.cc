@@ -106,6 +106,7 @@ Stmt _NoUnroll(const Stmt& for_loop) {
   return For::Make(f.var, f.begin, f.end, f.step, f.body, false);
 }
 Stmt _While(Expr cond, Stmt body) { return While::Make(std::move(cond), std::move(body)); }
+Stmt _Prefetch(Expr base, Expr index) { return Prefetch::Make(std::move(base), std::move(index)); }
 Stmt _Barrier(MemFence fence) { return Barrier::Make(fence); }
 Stmt _Return(Expr value) { return Return::Make(std::move(value)); }
 Stmt _Comment(std::string text) { return Comment::Make(std::move(text)); }

@@ -65,6 +65,7 @@ Expr _Shuffle(Expr a, Expr b, std::vector<int> lanes);  // VectorShuffle
 Stmt _Declare(const Type& type, std::string name, Expr init = nullptr);
 Stmt _Assign(Expr var, Expr value);
 Stmt _Store(Expr base, Expr index, Expr value, bool streaming = false, Expr mask = nullptr);
+Stmt _Prefetch(Expr base, Expr index);
 Stmt _Block(std::vector<Stmt> stmts);
 Stmt _If(Expr cond, Stmt then_body, Stmt else_body = nullptr);
 // for (var = begin; var < end; var += step); the step gets begin's type.

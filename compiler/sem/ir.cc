@@ -552,6 +552,13 @@ Stmt Store::Make(Expr base, Expr index, Expr value, bool streaming, Expr mask) {
                         std::move(mask)));
 }
 
+Stmt Prefetch::Make(Expr base, Expr index) {
+  AccessType(base, index, 1, false);
+  TILEC_CHECK(base->type.IsPointer() && base->type.space == AddressSpace::Global,
+              "sem: prefetch from {}, not a global pointer", ToString(base->type));
+  return Stmt(new Prefetch(std::move(base), std::move(index)));
+}
+
 Stmt Block::Make(std::vector<Stmt> stmts) {
   for (const Stmt& s : stmts) TILEC_CHECK(s != nullptr, "sem: null statement in a block");
   return Stmt(new Block(std::move(stmts)));

@@ -231,6 +231,7 @@ std::string_view Name(MemFence fence);  // "local", "global", "local|global"
   X(Declare, Stmt)         \
   X(Assign, Stmt)          \
   X(Store, Stmt)           \
+  X(Prefetch, Stmt)        \
   X(Block, Stmt)           \
   X(If, Stmt)              \
   X(For, Stmt)             \
@@ -529,6 +530,20 @@ struct Store final : StmtNode {
   Store(Expr b, Expr i, Expr v, bool s, Expr m)
       : StmtNode(kKind), base(std::move(b)), index(std::move(i)), value(std::move(v)), streaming(s),
         mask(std::move(m)) {}
+};
+
+// `prefetch(base[index]);` — a hint that base[index], in a global buffer,
+// is read soon: CPU backends fetch its cache line towards L1 while the
+// code goes on (llvm.prefetch), OpenCL C calls prefetch(). It reads
+// nothing and changes nothing, so a backend may drop it; the index must
+// still be inside the buffer.
+struct Prefetch final : StmtNode {
+  static constexpr NodeKind kKind = NodeKind::Prefetch;
+  const Expr base, index;
+  static Stmt Make(Expr base, Expr index);
+
+ private:
+  Prefetch(Expr b, Expr i) : StmtNode(kKind), base(std::move(b)), index(std::move(i)) {}
 };
 
 // A scope holding statements in order.

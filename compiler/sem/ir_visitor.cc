@@ -94,6 +94,10 @@ void Visitor::VisitStore(const Store& n) {
   Visit(n.value);
   Visit(n.mask);
 }
+void Visitor::VisitPrefetch(const Prefetch& n) {
+  Visit(n.base);
+  Visit(n.index);
+}
 void Visitor::VisitBlock(const Block& n) {
   for (const Stmt& s : n.stmts) Visit(s);
 }
@@ -245,6 +249,12 @@ Stmt Mutator::MutateStore(const Store& n, const Stmt& self) {
   Expr mask = Mutate(n.mask);
   if (base == n.base && index == n.index && value == n.value && mask == n.mask) return self;
   return Store::Make(base, index, value, n.streaming, mask);
+}
+
+Stmt Mutator::MutatePrefetch(const Prefetch& n, const Stmt& self) {
+  Expr base = Mutate(n.base), index = Mutate(n.index);
+  if (base == n.base && index == n.index) return self;
+  return Prefetch::Make(base, index);
 }
 
 Stmt Mutator::MutateBlock(const Block& n, const Stmt& self) {

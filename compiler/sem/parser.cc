@@ -330,6 +330,7 @@ class Parser {
         return Build(t, [&] { return While::Make(cond, body); });
       }
       if (t.text == "barrier" && call) return ParseBarrier();
+      if (t.text == "prefetch" && call) return ParsePrefetch();
       if (t.text == "return" && !IsPunct("=", 1) && !IsPunct("[", 1)) {
         ++pos_;
         Expr value = IsPunct(";") ? nullptr : ParseExpr();
@@ -453,6 +454,19 @@ class Parser {
     Stmt body = Braced();
     scopes_.pop_back();
     return Build(at, [&] { return For::Make(var, begin, end, step, body, unroll); });
+  }
+
+  // `prefetch(BASE[INDEX]);`
+  Stmt ParsePrefetch() {
+    const Token& at = Next();  // prefetch
+    Expect("(");
+    Expr base = Primary();
+    Expect("[");
+    Expr index = ParseExpr();
+    Expect("]");
+    Expect(")");
+    Expect(";");
+    return Build(at, [&] { return Prefetch::Make(base, index); });
   }
 
   Stmt ParseBarrier() {

@@ -215,6 +215,14 @@ class StmtPrinter : public Visitor {
     E(n.value);
     out_ += ";\n";
   }
+  void VisitPrefetch(const Prefetch& n) override {
+    Indent();
+    out_ += "prefetch(";
+    E(n.base);
+    out_ += "[";
+    E(n.index);
+    out_ += "]);\n";
+  }
   void VisitBlock(const Block& n) override {
     Indent();
     Braced(n.stmts);

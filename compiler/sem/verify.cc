@@ -121,6 +121,12 @@ class Walker {
       case NodeKind::Declare: return CheckDeclare(static_cast<const Declare&>(*s));
       case NodeKind::Assign: return CheckAssign(static_cast<const Assign&>(*s));
       case NodeKind::Store: return CheckStore(static_cast<const Store&>(*s));
+      case NodeKind::Prefetch: {
+        auto& n = static_cast<const Prefetch&>(*s);
+        Read(n.base);
+        Read(n.index);
+        return;
+      }
       case NodeKind::Block: return Scoped(s);
       case NodeKind::If: {
         auto& n = static_cast<const If&>(*s);

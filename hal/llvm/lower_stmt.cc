@@ -262,6 +262,15 @@ void FunctionLowering::S(const Stmt& s) {
       return;
     }
     case NodeKind::Store: return StoreStmt(static_cast<const Store&>(*s));
+    case NodeKind::Prefetch: {
+      // llvm.prefetch(address, read, locality 3: keep in all levels, data)
+      auto& n = static_cast<const sem::Prefetch&>(*s);
+      llvm::Value* addr = ElementAddress(n.base, n.index);
+      llvm::Function* fn = llvm::Intrinsic::getDeclaration(b_.GetInsertBlock()->getModule(),
+                                                           llvm::Intrinsic::prefetch, {addr->getType()});
+      b_.CreateCall(fn, {addr, b_.getInt32(0), b_.getInt32(3), b_.getInt32(1)});
+      return;
+    }
     case NodeKind::Block: return Scoped(s);
     case NodeKind::If: return IfStmt(static_cast<const If&>(*s), false);
     case NodeKind::For: return ForStmt(static_cast<const For&>(*s), false);

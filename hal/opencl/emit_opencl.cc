@@ -554,6 +554,12 @@ class FunctionEmitter {
         return Line(fmt::format("{} = {};", E(n.var), Operand(n.value, 32)));
       }
       case NodeKind::Store: return StoreText(static_cast<const Store&>(*s));
+      case NodeKind::Prefetch: {
+        // A hint: dropped for an image parameter, which has no address.
+        auto& n = static_cast<const Prefetch&>(*s);
+        if (auto* v = As<VarRef>(n.base); v && image_width_.count(v->name)) return;
+        return Line(fmt::format("prefetch({}, 1);", Address(n.base, n.index)));
+      }
       case NodeKind::Block:
         Indent();
         Braced(s);
