@@ -176,31 +176,47 @@ void VecGen::PlanChunks() {
   sb = (pblocks_ + items - 1) / items;
   sb_ = static_cast<int>(sb);
   // Each chunk loop step reads a new panel: the blocks of one chunk fetch
-  // the next one's (a split level's chunks are not prefetched).
-  chunk_prefetch_ = chunk_split_ == 0;
+  // the next one's.
+  chunk_prefetch_ = true;
 }
 
 std::vector<Stmt> VecGen::NextChunkPrefetches() {
   std::vector<Stmt> out;
   if (!chunk_prefetch_ || !prefetch_block_) return out;
   int last = static_cast<int>(reductions_.size()) - 1;
-  int c = reductions_[chunk_levels_ - 1];  // the innermost chunk loop
+  // The index a chunk steps along: the split level's outer part, else the
+  // innermost chunk loop.
+  int c = reductions_[chunk_split_ > 0 ? chunk_levels_ : chunk_levels_ - 1];
+  // The steps of one chunk: the levels inside the chunk loops (a split
+  // level's inner part: chunk_split_ steps).
+  auto range = [&](int k) {
+    return k == chunk_levels_ && chunk_split_ > 0 ? chunk_split_ : flat_.indices[reductions_[k]].range;
+  };
+  auto inner_pos = [&](int k) {
+    return k == chunk_levels_ && chunk_split_ > 0 ? _Var(names_[reductions_[k]] + "_i", Type::Index())
+                                                  : pos_[reductions_[k]];
+  };
   // This step's slot among the work item's SB x steps ones: block-major.
   Expr step = I(0);
   int64_t steps = 1;
   for (int k = last; k >= chunk_levels_; --k) {
-    int r = reductions_[k];
-    step = step + pos_[r] * steps;
-    steps = SaturatingMul(steps, flat_.indices[r].range);
+    step = step + inner_pos(k) * steps;
+    steps = SaturatingMul(steps, range(k));
   }
   int64_t slots = SaturatingMul(steps, sb_);
   Expr slot = prefetch_block_ * steps + step;
-  // The next chunk's first element: the inner levels at 0, p at the work
-  // item's first block, the chunk loop one step on.
+  // The next chunk's first element: the inner levels at 0, the work item's
+  // first block (of p, or of the grid index g), the chunk one step on.
   std::vector<Expr> saved = pos_;
   for (int k = chunk_levels_; k <= last; ++k) pos_[reductions_[k]] = I(0);
-  pos_[c] = pos_[c] + 1;
-  pos_[p_] = _Index(sem::ThreadIndexKind::GroupId, 0) * (int64_t{sb_} * pb_);
+  if (chunk_split_ > 0)
+    pos_[c] = (_Var(names_[c] + "_o", Type::Index()) + 1) * chunk_split_;
+  else
+    pos_[c] = pos_[c] + 1;
+  if (GChunked())
+    pos_[chunk_g_] = _Var(names_[chunk_g_] + "_b", Type::Index());
+  else
+    pos_[p_] = _Index(sem::ThreadIndexKind::GroupId, 0) * (int64_t{sb_} * pb_);
   for (int a = 1; a <= flat_.num_inputs; ++a) {
     const FlatAccess& in = flat_.accesses[a];
     if (in.strides[c] == 0) continue;  // the same elements in every chunk
@@ -213,8 +229,9 @@ std::vector<Stmt> VecGen::NextChunkPrefetches() {
       forward &= in.strides[i] > 0;
       span += in.strides[i] * (count - 1);
     };
-    for (int k = chunk_levels_; k <= last; ++k) extent(reductions_[k], flat_.indices[reductions_[k]].range);
-    extent(p_, int64_t{sb_} * pb_);
+    for (int k = chunk_levels_; k <= last; ++k) extent(reductions_[k], range(k));
+    extent(p_, GChunked() ? pb_ : int64_t{sb_} * pb_);
+    if (GChunked()) extent(chunk_g_, sb_);
     if (vector_input_[a - 1]) {
       extent(v_, VSpan());
       extent(q_, nv_);
@@ -281,6 +298,10 @@ void VecGen::PlanGridChunks(int64_t block_bytes) {
   block_guard_.assign(flat_.constraints.size(), false);
   for (size_t c = 0; c < flat_.constraints.size(); ++c)
     if (flat_.constraints[c].lhs[g] != 0) block_guard_[c] = true, bound_inner_[c] = -1;
+  // The weights of a network's last layers come from memory (the layers
+  // between evict them): the rows of a chunk fetch the next chunk's
+  // (resnet18's layer4 3x3 convolutions).
+  chunk_prefetch_ = true;
 }
 
 Expr VecGen::BlockGuard() const {

@@ -261,7 +261,7 @@ TEST(SemParser, ErrorsNameTheirPlace) {
       {"kernel void k() index(i32) {\n  for (index i = 0; j < 4; i += 1) {\n  }\n}\n", 2, 21, "expected the loop variable 'i'"},
       {"kernel void k() index(i32) {\n  barrier(shared);\n}\n", 2, 3, "unknown memory fence 'shared'"},
       {"kernel void k() index(i32) {\n  float t[4];\n  prefetch(t[1]);\n}\n", 3, 3, "not a global pointer"},
-      {"kernel void k(global float* p) index(i32) {\n  prefetch(p[1]]);\n}\n", 2, 15, "expected ')'"},
+      {"kernel void k(global float* p) index(i32) {\n  prefetch(p[1]]);\n}\n", 2, 16, "expected ')'"},
       {"kernel void k() index(i32) {\n  #pragma unroll 4\n}\n", 2, 18, "out of range"},
       {"kernel void k(global float* p) index(i32) {\n  local float t;\n}\n", 2, 15, "expected '['"},
       {"kernel void k() index(i32) {\n  x = 1;\n}\n", 2, 3, "'x' is not declared"},
