@@ -325,8 +325,15 @@ class Chooser {
       if (!Free(P().Tensor(m)) && !fixed) fixed = P().Tensor(m).layout;
     Layout asis_out = Free(out) ? fixed.value_or(lang::RowMajorLayout(out.shape.dims)) : out.layout;
 
+    // What KernelSeconds reads: the contraction's own tensors (a copy of
+    // the whole program per candidate made layouts a large share of a
+    // network's compile).
+    Program base;
+    base.source = P().source;
+    base.tensors[c.output] = P().Tensor(c.output);
+    for (const auto& a : c.inputs) base.tensors[a.tensor] = P().Tensor(a.tensor);
     auto evaluate = [&](Form& f) -> bool {
-      Program trial = P();
+      Program trial = base;
       if (!f.kind) {
         trial.tensors.at(c.output).layout = asis_out;
         f.kernel_s = KernelSeconds(trial, c, hw_);

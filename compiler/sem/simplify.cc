@@ -427,23 +427,30 @@ class Simplifier : public Mutator {
 
   Stmt SimplifyStmts(const Block& n, const Stmt& self, bool new_scope) {
     if (new_scope) scopes_.emplace_back();
-    // What the statements after each one assign and declare.
-    std::vector<NameScan> after(n.stmts.size() + 1);
-    for (size_t k = n.stmts.size(); k-- > 0;) {
-      after[k] = after[k + 1];
-      if (k + 1 < n.stmts.size()) after[k].Visit(n.stmts[k + 1]);
+    // The last statement that assigns, and that declares, each name: a
+    // name is assigned after statement k when its last assignment is past
+    // k (one scan per statement, not a set per statement: blocks of
+    // thousands of statements, an unrolled transpose's, stay linear).
+    std::map<std::string, size_t> last_assigned, last_declared;
+    for (size_t j = 0; j < n.stmts.size(); ++j) {
+      NameScan scan;
+      scan.Visit(n.stmts[j]);
+      for (const std::string& x : scan.assigned) last_assigned[x] = j;
+      for (const std::string& x : scan.declared) last_declared[x] = j;
     }
+    auto after = [](const std::map<std::string, size_t>& last, const std::string& name, size_t k) {
+      auto it = last.find(name);
+      return it != last.end() && it->second > k;
+    };
     std::vector<Stmt> out;
     bool changed = false;
     for (size_t k = 0; k < n.stmts.size(); ++k) {
       Stmt s = Mutate(n.stmts[k]);
       changed |= s != n.stmts[k];
-      if (auto* d = As<Declare>(s); d && d->init && !d->type.IsArray() &&
-                                    !after[k].assigned.count(d->name)) {
+      if (auto* d = As<Declare>(s); d && d->init && !d->type.IsArray() && !after(last_assigned, d->name, k)) {
         auto* alias = As<VarRef>(d->init);
-        if (IsPropagatable(d->init) ||
-            (alias && alias->name != d->name && !after[k].assigned.count(alias->name) &&
-             !after[k].declared.count(alias->name))) {
+        if (IsPropagatable(d->init) || (alias && alias->name != d->name && !after(last_assigned, alias->name, k) &&
+                                        !after(last_declared, alias->name, k))) {
           scopes_.back()[d->name] = d->init;
           changed = true;
           continue;
