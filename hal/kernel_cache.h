@@ -46,6 +46,9 @@ struct KernelCacheEntry {
 struct KernelCacheStats {
   uint64_t disk_hits = 0;
   uint64_t disk_misses = 0;
+  // The llvm device: modules lowered from sem to LLVM IR (a module whose
+  // code the caches hold is not, where its sem text keys it).
+  uint64_t modules_emitted = 0;
 };
 
 class KernelCache {

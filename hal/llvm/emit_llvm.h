@@ -97,4 +97,17 @@ std::string PrintModule(const llvm::Module& module);
 // of a warm start).
 std::string ModuleKey(const llvm::Module& module);
 
+// What identifies the code EmitLLVM makes of `module` with `options`,
+// without making it: the module's sem text, the options, and the GNU build
+// id of the binary this emitter is linked into (EmitterBuildId), which
+// changes with any change to the emitter. A warm start then finds its
+// kernels in the disk cache without lowering them to LLVM IR. Empty where
+// the binary has no build id: callers key by ModuleKey instead.
+std::string SemModuleKey(const sem::Module& module, const EmitOptions& options);
+
+// The GNU build id (NT_GNU_BUILD_ID, hex) of the ELF object holding this
+// function's code; empty when it has none (a linker without --build-id,
+// or not ELF).
+const std::string& EmitterBuildId();
+
 }  // namespace tilec::hal::cpu

@@ -207,10 +207,11 @@ struct LlvmDevice::Impl {
   std::unordered_map<std::string, std::shared_ptr<const CompiledModule>> cache;
   std::shared_ptr<const KernelCache> disk;
   std::atomic<uint64_t> disk_hits{0}, disk_misses{0};
+  std::atomic<uint64_t> modules_emitted{0};  // sem modules lowered to LLVM IR by Build
 
-  // The disk cache's key of a module whose ModuleKey is `module_key`.
+  // The disk cache's key of a module whose SemModuleKey or ModuleKey is `module_key`.
   std::string DiskKey(const std::string& module_key) const {
-    return fmt::format("llvm-object 2 bitcode\ntilec {}\n{}\n{}\n{}\nLLVM {}\nO3\n{}", disk->options().version,
+    return fmt::format("llvm-object 3\ntilec {}\n{}\n{}\n{}\nLLVM {}\nO3\n{}", disk->options().version,
                        jit.target_triple(), jit.cpu_name(), jit.cpu_features(), LLVM_VERSION_STRING, module_key);
   }
 
@@ -321,7 +322,7 @@ void LlvmDevice::SetKernelCache(std::shared_ptr<const KernelCache> cache) {
 }
 
 KernelCacheStats LlvmDevice::kernel_cache_stats() const {
-  return {impl_->disk_hits.load(), impl_->disk_misses.load()};
+  return {impl_->disk_hits.load(), impl_->disk_misses.load(), impl_->modules_emitted.load()};
 }
 
 std::string LlvmDevice::EmitObject(const sem::Module& sem, const LaunchTable& launches) {
@@ -336,9 +337,21 @@ std::unique_ptr<Executable> LlvmDevice::Build(const sem::Module& sem, const Laun
   CheckRunnable();
   EmitOptions options = impl_->Options();
   for (const LaunchTable::Kernel& k : launches.kernels) options.local_sizes[k.function] = k.local;
-  auto context = std::make_unique<llvm::LLVMContext>();
-  std::unique_ptr<llvm::Module> module = EmitLLVM(sem, *context, options);
-  std::string key = ModuleKey(*module);
+  // The module is lowered to LLVM IR only when its code is not cached, where
+  // the sem text can key it (SemModuleKey).
+  std::unique_ptr<llvm::LLVMContext> context;
+  std::unique_ptr<llvm::Module> module;
+  auto emit = [&] {
+    if (module) return;
+    context = std::make_unique<llvm::LLVMContext>();
+    module = EmitLLVM(sem, *context, options);
+    ++impl_->modules_emitted;
+  };
+  std::string key = SemModuleKey(sem, options);
+  if (key.empty()) {
+    emit();
+    key = ModuleKey(*module);
+  }
 
   std::shared_ptr<const CompiledModule> compiled;
   {
@@ -369,6 +382,7 @@ std::unique_ptr<Executable> LlvmDevice::Build(const sem::Module& sem, const Laun
         }
       }
       if (!object) {
+        emit();
         std::string compiled;
         addresses = impl_->jit.Compile(std::move(context), std::move(module), symbols,
                                        impl_->disk ? &compiled : nullptr);

@@ -11,6 +11,7 @@
 #include <thread>
 
 #include "hal/kernel_cache.h"
+#include "hal/llvm/emit_llvm.h"
 #include "hal/llvm/llvm_device.h"
 #include "pipeline_check.h"
 #include "runtime/settings.h"
@@ -171,6 +172,17 @@ TEST(LlvmDiskCache, SecondDeviceLoadsTheObjectCode) {
   hal::KernelCacheStats second = BuildOnFreshDevice(dir.Options());
   EXPECT_EQ(second.disk_hits, 1u);
   EXPECT_EQ(second.disk_misses, 0u);
+}
+
+// A warm start lowers nothing to LLVM IR: the module's sem text and the
+// emitter's build id key the object code.
+TEST(LlvmDiskCache, WarmStartEmitsNoLlvmIr) {
+  ASSERT_FALSE(hal::cpu::EmitterBuildId().empty()) << "tilec is linked without a GNU build id";
+  CacheDir dir;
+  EXPECT_EQ(BuildOnFreshDevice(dir.Options()).modules_emitted, 1u);
+  hal::KernelCacheStats second = BuildOnFreshDevice(dir.Options());
+  EXPECT_EQ(second.disk_hits, 1u);
+  EXPECT_EQ(second.modules_emitted, 0u);
 }
 
 TEST(LlvmDiskCache, AnotherVersionMisses) {
