@@ -3,7 +3,8 @@
 // compiling the same kernels skips code generation.
 //
 // An entry's name is the SHA-256 of its key; a backend's key holds
-// everything the code depends on: the kernel IR's text, Tilec's version
+// everything the code depends on: the kernel IR's text (the llvm device's:
+// the sem text and the emitter's build id, hal/llvm/emit_llvm.h), Tilec's version
 // (KernelCacheOptions::version), the device fingerprint (name, driver, CPU
 // features) and the code generation options. Each file holds a header
 // (magic, payload size, xxh3 checksum) and the payload.
