@@ -223,11 +223,12 @@ std::vector<Stmt> VecGen::NextChunkPrefetches() {
     // Elements from the first to the last the next chunk reads (the lines
     // between them, holes included: a block's rows are a run of a line).
     bool forward = true;
-    int64_t span = 1;
+    int64_t span = 1, read = 1;  // elements from the first to the last; elements read
     auto extent = [&](int i, int64_t count) {
       if (i < 0 || in.strides[i] == 0 || count < 2) return;
       forward &= in.strides[i] > 0;
       span += in.strides[i] * (count - 1);
+      read = SaturatingMul(read, count);
     };
     for (int k = chunk_levels_; k <= last; ++k) extent(reductions_[k], range(k));
     extent(p_, GChunked() ? pb_ : int64_t{sb_} * pb_);
@@ -236,7 +237,10 @@ std::vector<Stmt> VecGen::NextChunkPrefetches() {
       extent(v_, VSpan());
       extent(q_, nv_);
     }
-    if (!forward) continue;
+    // A chunk that reads a small part of its span (a few input channels of
+    // every pixel: resnet18's layer4 activations, 64 of 512 channels per
+    // chunk) is not prefetched: the whole span would evict the panel.
+    if (!forward || span > 2 * read) continue;
     int64_t line = 512 / lang::BitWidth(in.dtype);  // elements per 64-byte line
     int64_t lines = (span + line - 1) / line;
     // One prefetch per slot where the lines are fewer than the slots (a
