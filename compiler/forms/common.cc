@@ -208,6 +208,18 @@ FormPlan KeepEmitted(FormPlan plan, GeneratedKernel kernel) {
   return plan;
 }
 
+FormPlan KeepState(FormPlan plan, std::shared_ptr<const FormState> state, std::string text) {
+  plan.state = std::move(state);
+  plan.text = std::move(text);
+  return plan;
+}
+
+GeneratedKernel FinishKernel(const FormPlan& plan, GeneratedKernel kernel) {
+  kernel.form = plan.form;
+  kernel.plan_text = plan.text;
+  return kernel;
+}
+
 bool PaddingNeedsZeros(const KernelSpec& spec) {
   return !spec.flat.padding.empty() && (!spec.flat.post_ops.empty() || !spec.flat.generate_contraction);
 }

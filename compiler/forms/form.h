@@ -18,7 +18,9 @@
 // How far Plan and Emit are apart differs by form, and says so here:
 //   * flat, special: Plan only records the choices (the tile search and the
 //     work group are made before, in the pipeline); Emit runs the generator.
-//   * vector, reduce, transpose, row group: their generators decide and emit
+//   * reduce: Plan makes the decisions (ReducePlan, kept in `state`) and
+//     prints them; Emit builds the kernel from them.
+//   * vector, transpose, row group: their generators decide and emit
 //     in one object (the decisions are members the emission reads), so Plan
 //     runs the whole generator, keeps the GeneratedKernel in the plan
 //     (`emitted`) with the choices and the printed plan, and Emit returns
@@ -76,6 +78,13 @@ struct GeneratedKernel {
   std::string plan_text;                       // the CPU forms and row groups: their plan, printed
 };
 
+// What a form's Plan decided beyond `params`, for its Emit: each form that
+// needs more derives its own (immutable once planned) and downcasts it
+// (StateOf, forms/common.h).
+struct FormState {
+  virtual ~FormState() = default;
+};
+
 // One form's plan for one kernel.
 struct FormPlan {
   Form form = Form::Flat;
@@ -89,6 +98,8 @@ struct FormPlan {
   const lang::Program* program = nullptr;
   const HardwareModel* hw = nullptr;
   CodegenOptions options;
+  // The form's own decisions (null for the forms whose `params` say all).
+  std::shared_ptr<const FormState> state;
   // The forms that plan and emit in one go: the kernel already emitted.
   std::shared_ptr<const GeneratedKernel> emitted;
 };
