@@ -18,9 +18,10 @@
 // How far Plan and Emit are apart differs by form, and says so here:
 //   * flat, special: Plan only records the choices (the tile search and the
 //     work group are made before, in the pipeline); Emit runs the generator.
-//   * reduce: Plan makes the decisions (ReducePlan, kept in `state`) and
-//     prints them; Emit builds the kernel from them.
-//   * vector, transpose, row group: their generators decide and emit
+//   * reduce, transpose: Plan makes the decisions (the form's own
+//     FormState, kept in `state`) and prints them; Emit builds the kernel
+//     from them.
+//   * vector, row group: their generators decide and emit
 //     in one object (the decisions are members the emission reads), so Plan
 //     runs the whole generator, keeps the GeneratedKernel in the plan
 //     (`emitted`) with the choices and the printed plan, and Emit returns
