@@ -18,15 +18,15 @@
 // How far Plan and Emit are apart differs by form, and says so here:
 //   * flat, special: Plan only records the choices (the tile search and the
 //     work group are made before, in the pipeline); Emit runs the generator.
-//   * reduce, transpose: Plan makes the decisions (the form's own
+//   * reduce, transpose, row group: Plan makes the decisions (the form's own
 //     FormState, kept in `state`) and prints them; Emit builds the kernel
 //     from them.
-//   * vector, row group: their generators decide and emit
-//     in one object (the decisions are members the emission reads), so Plan
-//     runs the whole generator, keeps the GeneratedKernel in the plan
-//     (`emitted`) with the choices and the printed plan, and Emit returns
-//     that kernel. Splitting those generators' planning from their emission
-//     is left for later; the interface does not change when it is done.
+//   * vector: its generator decides and emits in one object (the decisions
+//     are members the emission reads), so Plan runs the whole generator,
+//     keeps the GeneratedKernel in the plan (`emitted`) with the choices and
+//     the printed plan, and Emit returns that kernel. Splitting its planning
+//     from its emission is left for later; the interface does not change
+//     when it is done.
 //
 // Adding a form: a file in forms/ that defines a FormImpl, and one line in
 // FormsFor (forms/forms.cc) at the place in the order where it is tried.
