@@ -1,4 +1,4 @@
-// The vector form's reduction chunks (VecGen::PlanChunks, EmitChunked).
+// The vector form's reduction chunks (VecPlan::PlanChunks, VecEmitter::EmitChunked).
 //
 // A register block reads the vector inputs' panel over the whole reduction
 // (a 3x3 convolution's weights for 64 output channels over 64 input
@@ -35,7 +35,7 @@ namespace tilec::compiler::vector_form {
 
 using namespace sem::builder;
 
-void VecGen::PlanColumnChunks() {
+void VecPlan::PlanColumnChunks() {
   if (q_ >= 0 || vblocks_ < 2) return;
   // Short runs: a vector input whose VSpan elements along v are a run of at
   // most 512 bytes, the innermost reduction stepping past it, far larger
@@ -100,7 +100,7 @@ void VecGen::PlanColumnChunks() {
   chunk_bytes_ = SaturatingMul(chunk_split_ > 0 ? chunk_split_ : steps(chunk_levels_), sb * block_bytes);
 }
 
-void VecGen::PlanChunks() {
+void VecPlan::PlanChunks() {
   if (!contraction_ || reductions_.empty()) return;
   PlanColumnChunks();
   if (chunk_v_ || p_ < 0) return;
@@ -171,7 +171,7 @@ void VecGen::PlanChunks() {
   sb_ = static_cast<int>(sb);
 }
 
-void VecGen::PlanGridChunks(int64_t block_bytes) {
+void VecPlan::PlanGridChunks(int64_t block_bytes) {
   auto reset = [&] { chunk_levels_ = 0, chunk_split_ = 0, chunk_bytes_ = 0; };
   // Levels whose positions are fixed for a whole chunk: the chunk loops
   // (not a split level: its position moves inside the chunk).
@@ -217,7 +217,7 @@ void VecGen::PlanGridChunks(int64_t block_bytes) {
     if (flat_.constraints[c].lhs[g] != 0) block_guard_[c] = true, bound_inner_[c] = -1;
 }
 
-Expr VecGen::BlockGuard() const {
+Expr VecEmitter::BlockGuard() const {
   Expr all;
   for (size_t n = 0; n < block_guard_.size(); ++n) {
     if (!block_guard_[n]) continue;
@@ -230,7 +230,7 @@ Expr VecGen::BlockGuard() const {
   return all;
 }
 
-Stmt VecGen::SetBlock(Expr s) const {
+Stmt VecEmitter::SetBlock(Expr s) const {
   if (chunk_g_ >= 0) return _Assign(Pos(chunk_g_), _Var(names_[chunk_g_] + "_b", Type::Index()) + s);
   if (chunk_v_)
     return _Assign(Pos(v_), _Index(sem::ThreadIndexKind::GroupId, VDim()) * (int64_t{sb_} * VSpan()) +
@@ -240,7 +240,7 @@ Stmt VecGen::SetBlock(Expr s) const {
   return _Assign(Pos(p_), start);
 }
 
-void VecGen::EmitChunked(std::vector<Stmt>& top) {
+void VecEmitter::EmitChunked(std::vector<Stmt>& top) {
   Type slots = Type::Array(VecType(), int64_t{sb_} * pb_ * nv_);
   top.push_back(_Declare(slots, "part_", Identity()));
   Expr part = _Var("part_", slots);
