@@ -188,24 +188,16 @@ FormPlan StartPlan(Form form, const KernelSpec& spec, const lang::Program& progr
   return plan;
 }
 
-GeneratedKernel EmittedForm::Emit(const FormPlan& plan) const {
-  TILEC_CHECK(plan.form == id() && plan.emitted, "a {} form plan without its kernel", name());
-  return *plan.emitted;
-}
-
-std::optional<FormPlan> CpuGeneratorForm::Plan(const KernelSpec& spec, const lang::Program& program,
-                                               const HardwareModel& hw, const CodegenOptions& options) const {
-  if (PaddingNeedsZeros(spec)) return std::nullopt;
-  std::optional<GeneratedKernel> k = generate_(spec, program, hw);
-  if (!k) return std::nullopt;
-  return KeepEmitted(StartPlan(id_, spec, program, hw, options), std::move(*k));
-}
-
-FormPlan KeepEmitted(FormPlan plan, GeneratedKernel kernel) {
-  kernel.form = plan.form;
-  plan.text = kernel.plan_text;
-  plan.emitted = std::make_shared<const GeneratedKernel>(std::move(kernel));
+FormPlan KeepState(FormPlan plan, std::shared_ptr<const FormState> state, std::string text) {
+  plan.state = std::move(state);
+  plan.text = std::move(text);
   return plan;
+}
+
+GeneratedKernel FinishKernel(const FormPlan& plan, GeneratedKernel kernel) {
+  kernel.form = plan.form;
+  kernel.plan_text = plan.text;
+  return kernel;
 }
 
 bool PaddingNeedsZeros(const KernelSpec& spec) {

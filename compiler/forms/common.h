@@ -6,6 +6,7 @@
 #pragma once
 
 #include <cstdint>
+#include <memory>
 #include <optional>
 #include <string>
 #include <vector>
@@ -14,6 +15,7 @@
 #include "compiler/ir/kernel.h"
 #include "compiler/schedule/hardware_model.h"
 #include "compiler/sem/ir.h"
+#include "support/error.h"
 #include "tile_lang/program.h"
 
 namespace tilec::compiler {
@@ -54,32 +56,17 @@ void DeclareGridPositions(const FlatContraction& flat, const std::vector<std::st
 // A FormPlan of `form` for `spec`, pointing at what Emit needs.
 FormPlan StartPlan(Form form, const KernelSpec& spec, const lang::Program& program, const HardwareModel& hw,
                    const CodegenOptions& options);
-// A form whose generator decides and emits in one go (forms/form.h): its
-// Plan keeps the kernel emitted in FormPlan::emitted (KeepEmitted), and
-// Emit returns it.
-class EmittedForm : public FormImpl {
- public:
-  GeneratedKernel Emit(const FormPlan& plan) const override;
-};
-// A CPU form (reduce, transpose) whose generator plans and emits in one
-// call, nullopt where the kernel does not fit: Plan turns away a kernel
-// with padding to zero (PaddingNeedsZeros), else runs the generator.
-class CpuGeneratorForm final : public EmittedForm {
- public:
-  using Generator = std::optional<GeneratedKernel> (*)(const KernelSpec&, const lang::Program&,
-                                                       const HardwareModel&);
-  CpuGeneratorForm(Form id, Generator generate) : id_(id), generate_(generate) {}
-  Form id() const override { return id_; }
-  std::optional<FormPlan> Plan(const KernelSpec& spec, const lang::Program& program, const HardwareModel& hw,
-                               const CodegenOptions& options) const override;
-
- private:
-  Form id_;
-  Generator generate_;
-};
-// `plan` with `kernel` (given the form's id) kept in it, and its plan_text
-// as the plan's text.
-FormPlan KeepEmitted(FormPlan plan, GeneratedKernel kernel);
+// `plan` with `state` kept for Emit and `text` as its printed text.
+FormPlan KeepState(FormPlan plan, std::shared_ptr<const FormState> state, std::string text);
+// The state `form`'s Plan kept in `plan`, as the form's own type.
+template <typename State>
+const State& StateOf(const FormPlan& plan, const FormImpl& form) {
+  const State* state = plan.form == form.id() ? dynamic_cast<const State*>(plan.state.get()) : nullptr;
+  TILEC_CHECK(state, "a {} form plan without its state", form.name());
+  return *state;
+}
+// `kernel`, emitted for `plan`, with the plan's form and printed text.
+GeneratedKernel FinishKernel(const FormPlan& plan, GeneratedKernel kernel);
 // Whether `spec` writes a blocked layout's padding that must be zeroed: the
 // CPU forms (vector, reduce, transpose) do not zero it yet and leave such a
 // kernel to the flat form; without post-ops a contraction leaves 0 there

@@ -15,15 +15,15 @@
 // (ir/kernel_signature.h) does not include the plan: it keys the
 // configuration the plan is made from (the comment there says why).
 //
-// How far Plan and Emit are apart differs by form, and says so here:
+// Plan decides and Emit builds; Plan builds no part of the kernel:
 //   * flat, special: Plan only records the choices (the tile search and the
 //     work group are made before, in the pipeline); Emit runs the generator.
-//   * vector, reduce, transpose, row group: their generators decide and emit
-//     in one object (the decisions are members the emission reads), so Plan
-//     runs the whole generator, keeps the GeneratedKernel in the plan
-//     (`emitted`) with the choices and the printed plan, and Emit returns
-//     that kernel. Splitting those generators' planning from their emission
-//     is left for later; the interface does not change when it is done.
+//   * vector, reduce, transpose, row group: Plan runs the planning half of
+//     the form's generator, whose decisions (the form's own FormState: the
+//     vector form's VecPlan, ReducePlan, TransposePlan, RowGroupPlan) the
+//     plan keeps in `state` beside the choices and the printed plan; Emit
+//     runs the emitting half (VecEmitter, ReduceEmitter, ...) on a copy of
+//     that state, so a plan can be emitted more than once.
 //
 // Adding a form: a file in forms/ that defines a FormImpl, and one line in
 // FormsFor (forms/forms.cc) at the place in the order where it is tried.
@@ -76,12 +76,21 @@ struct GeneratedKernel {
   std::string plan_text;                       // the CPU forms and row groups: their plan, printed
 };
 
+// What a form's Plan decided beyond `params`, for its Emit: each form that
+// needs more derives its own (immutable once planned) and downcasts it
+// (StateOf, forms/common.h). It may refer to the plan's spec, program and
+// hardware model, which outlive it as FormPlan says.
+struct FormState {
+  virtual ~FormState() = default;
+};
+
 // One form's plan for one kernel.
 struct FormPlan {
   Form form = Form::Flat;
   // The form's choices, named, in the order the form prints them: the flat
   // form's "tile.<index>" and "group.<index>", the vector form's "rows" and
-  // "vectors"; the other forms' choices are in `text` only.
+  // "vectors"; the other forms' choices are printed in `text` only (and
+  // kept for Emit in `state`).
   std::vector<std::pair<std::string, int64_t>> params;
   std::string text;  // the form's own account of the plan (GeneratedKernel::plan_text); may be empty
   // What was planned, for Emit: the caller keeps these alive until then.
@@ -89,8 +98,9 @@ struct FormPlan {
   const lang::Program* program = nullptr;
   const HardwareModel* hw = nullptr;
   CodegenOptions options;
-  // The forms that plan and emit in one go: the kernel already emitted.
-  std::shared_ptr<const GeneratedKernel> emitted;
+  // The form's own decisions, for Emit (null for the flat and special
+  // forms, whose `params` and `options` say all).
+  std::shared_ptr<const FormState> state;
 };
 
 // "form vector\nrows 4\nvectors 2\n" then the text: the plan's data, the

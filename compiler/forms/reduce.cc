@@ -32,6 +32,7 @@
 #include <cmath>
 #include <limits>
 #include <map>
+#include <memory>
 
 #include "compiler/forms/common.h"
 #include "compiler/forms/elementwise.h"
@@ -62,53 +63,14 @@ std::string_view AggName(AggOp op) {
   return "?";
 }
 
-class ReduceGen {
+// The reduce form's decisions (FormPlan::state): Plan makes them, nothing
+// changes them after.
+class ReducePlan : public FormState {
  public:
-  ReduceGen(const KernelSpec& spec, const lang::Program& program, const HardwareModel& hw)
+  ReducePlan(const KernelSpec& spec, const lang::Program& program, const HardwareModel& hw)
       : spec_(spec), flat_(spec.flat), program_(program), hw_(hw) {}
 
-  std::optional<GeneratedKernel> Run() {
-    if (!Plan()) return std::nullopt;
-    names_ = IndexNames(flat_);
-    std::vector<Stmt> top;
-    GeneratedKernel out = StartCpuKernel(spec_, program_, params_, top);
-    pos_.assign(flat_.num_indices(), nullptr);
-    // Output positions from the work-item id (fastest first).
-    DeclareGridPositions(flat_, names_, grid_, _Index(sem::ThreadIndexKind::GroupId, 0), top, pos_);
-    for (int a = 0; a < na_; ++a) top.push_back(_Declare(AccType(), AccName(a), Identity()));
-    if (Tail() > 0) {
-      // Lanes [0, tail) of the last vector are inside the run.
-      top.push_back(_Declare(Type::Bool(w_), "tail_mask", _Broadcast(_Bool(false), w_)));
-      for (int k = 0; k < Tail(); ++k)
-        top.push_back(_Assign(TailMask(), _Insert(TailMask(), k, _Bool(true))));
-    }
-    top.push_back(Loops(0));
-    // Combine the accumulators, then the lanes.
-    for (int a = 1; a < na_; ++a) top.push_back(_Assign(Acc(0), Agg(Acc(0), Acc(a))));
-    // Lanes pairwise (lane k with k + W/2, then the halves' halves), which
-    // keeps float rounding like a tree's rather than a chain's.
-    std::vector<Expr> lanes;
-    for (int k = 0; k < w_; ++k) lanes.push_back(_Extract(Acc(0), k));
-    while (lanes.size() > 1) {
-      size_t half = lanes.size() / 2;
-      for (size_t k = 0; k < half; ++k) lanes[k] = Agg(lanes[k], lanes[k + half]);
-      lanes.resize(half);
-    }
-    Expr total = lanes[0];
-    top.push_back(_Declare(Type::Scalar(acc_type_), "red_total", total));
-    Expr value = _Var("red_total", Type::Scalar(acc_type_));
-    if (acc_type_ != dtype_) value = _Cast(Type::Scalar(dtype_), value);
-    top.push_back(Epilogue(value));
-
-    out.function.body = _Block(std::move(top));
-    out.function.work_group_size = std::array<int64_t, 3>{1, 1, 1};
-    out.local = {1, 1, 1};
-    out.global = {grid_items_, 1, 1};
-    out.plan_text = PlanText();
-    return out;
-  }
-
- private:
+  // false: the kernel does not fit the form.
   bool Plan() {
     if (spec_.kind != KernelKind::Contraction || !flat_.generate_contraction) return false;
     if (spec_.store_reached_only || !flat_.constraints.empty() || !flat_.padding.empty()) return false;
@@ -174,10 +136,6 @@ class ReduceGen {
     return true;
   }
 
-  int64_t Step() const { return int64_t{na_} * w_; }
-  int64_t MainEnd() const { return range_ / Step() * Step(); }  // the unrolled loop's end
-  int64_t Tail() const { return range_ % w_; }                    // lanes of the masked vector
-
   std::string PlanText() const {
     std::vector<std::string> run, outer, grid;
     for (int i : run_) run.push_back(flat_.indices[i].name);
@@ -200,8 +158,73 @@ class ReduceGen {
     return s;
   }
 
-  // --- Emission ---------------------------------------------------------------
+ protected:
+  int64_t Step() const { return int64_t{na_} * w_; }
+  int64_t MainEnd() const { return range_ / Step() * Step(); }  // the unrolled loop's end
+  int64_t Tail() const { return range_ % w_; }                    // lanes of the masked vector
 
+  const KernelSpec& spec_;
+  const FlatContraction& flat_;
+  const lang::Program& program_;
+  const HardwareModel& hw_;
+
+  DataType dtype_ = DataType::F32;     // the aggregation type
+  DataType acc_type_ = DataType::F32;  // the accumulators' (unsigned for integer sums)
+  int r_ = -1;                         // the run's first (stride 1) index
+  std::vector<int> run_, outer_, grid_;
+  int64_t range_ = 1;  // values in the run
+  int w_ = 2;
+  int na_ = 1;
+  int64_t grid_items_ = 1;
+};
+
+// Builds the kernel a ReducePlan describes. The emission reads the
+// decisions as its own members, from a copy: the plan stays as planned,
+// and one plan can be emitted again.
+class ReduceEmitter : private ReducePlan {
+ public:
+  explicit ReduceEmitter(const ReducePlan& plan) : ReducePlan(plan) {}
+
+  GeneratedKernel Emit() {
+    names_ = IndexNames(flat_);
+    std::vector<Stmt> top;
+    GeneratedKernel out = StartCpuKernel(spec_, program_, params_, top);
+    pos_.assign(flat_.num_indices(), nullptr);
+    // Output positions from the work-item id (fastest first).
+    DeclareGridPositions(flat_, names_, grid_, _Index(sem::ThreadIndexKind::GroupId, 0), top, pos_);
+    for (int a = 0; a < na_; ++a) top.push_back(_Declare(AccType(), AccName(a), Identity()));
+    if (Tail() > 0) {
+      // Lanes [0, tail) of the last vector are inside the run.
+      top.push_back(_Declare(Type::Bool(w_), "tail_mask", _Broadcast(_Bool(false), w_)));
+      for (int k = 0; k < Tail(); ++k)
+        top.push_back(_Assign(TailMask(), _Insert(TailMask(), k, _Bool(true))));
+    }
+    top.push_back(Loops(0));
+    // Combine the accumulators, then the lanes.
+    for (int a = 1; a < na_; ++a) top.push_back(_Assign(Acc(0), Agg(Acc(0), Acc(a))));
+    // Lanes pairwise (lane k with k + W/2, then the halves' halves), which
+    // keeps float rounding like a tree's rather than a chain's.
+    std::vector<Expr> lanes;
+    for (int k = 0; k < w_; ++k) lanes.push_back(_Extract(Acc(0), k));
+    while (lanes.size() > 1) {
+      size_t half = lanes.size() / 2;
+      for (size_t k = 0; k < half; ++k) lanes[k] = Agg(lanes[k], lanes[k + half]);
+      lanes.resize(half);
+    }
+    Expr total = lanes[0];
+    top.push_back(_Declare(Type::Scalar(acc_type_), "red_total", total));
+    Expr value = _Var("red_total", Type::Scalar(acc_type_));
+    if (acc_type_ != dtype_) value = _Cast(Type::Scalar(dtype_), value);
+    top.push_back(Epilogue(value));
+
+    out.function.body = _Block(std::move(top));
+    out.function.work_group_size = std::array<int64_t, 3>{1, 1, 1};
+    out.local = {1, 1, 1};
+    out.global = {grid_items_, 1, 1};
+    return out;
+  }
+
+ private:
   Type AccType() const { return Type::Scalar(acc_type_, w_); }
   static std::string AccName(int a) { return fmt::format("acc_{}", a); }
   Expr Acc(int a) const { return _Var(AccName(a), AccType()); }
@@ -316,30 +339,32 @@ class ReduceGen {
     return _Block(std::move(s));
   }
 
-  const KernelSpec& spec_;
-  const FlatContraction& flat_;
-  const lang::Program& program_;
-  const HardwareModel& hw_;
-
-  DataType dtype_ = DataType::F32;     // the aggregation type
-  DataType acc_type_ = DataType::F32;  // the accumulators' (unsigned for integer sums)
-  int r_ = -1;                         // the run's first (stride 1) index
-  std::vector<int> run_, outer_, grid_;
-  int64_t range_ = 1;  // values in the run
-  int w_ = 2;
-  int na_ = 1;
-  int64_t grid_items_ = 1;
-
   std::vector<std::string> names_;
   std::vector<Expr> params_;
   std::vector<Expr> pos_;
 };
 
+// Plan decides (ReducePlan), Emit builds (ReduceEmitter).
+class ReduceFormImpl final : public FormImpl {
+ public:
+  Form id() const override { return Form::Reduce; }
+  std::optional<FormPlan> Plan(const KernelSpec& spec, const lang::Program& program, const HardwareModel& hw,
+                               const CodegenOptions& options) const override {
+    if (PaddingNeedsZeros(spec)) return std::nullopt;
+    auto state = std::make_shared<ReducePlan>(spec, program, hw);
+    if (!state->Plan()) return std::nullopt;
+    std::string text = state->PlanText();
+    return KeepState(StartPlan(id(), spec, program, hw, options), std::move(state), std::move(text));
+  }
+  GeneratedKernel Emit(const FormPlan& plan) const override {
+    return FinishKernel(plan, ReduceEmitter(StateOf<ReducePlan>(plan, *this)).Emit());
+  }
+};
+
 }  // namespace
 
 const FormImpl& ReduceForm() {
-  static const CpuGeneratorForm form(Form::Reduce, [](const KernelSpec& spec, const lang::Program& program,
-                                                      const HardwareModel& hw) { return ReduceGen(spec, program, hw).Run(); });
+  static const ReduceFormImpl form;
   return form;
 }
 

@@ -30,6 +30,7 @@
 #include <cmath>
 #include <limits>
 #include <map>
+#include <memory>
 #include <set>
 
 #include "compiler/forms/common.h"
@@ -52,37 +53,12 @@ using sem::Type;
 constexpr int kAccumulators = 4;
 constexpr int64_t kItemValues = 4096;  // values a work item takes, about
 
-class RowGroupGen {
+// The row group form's decisions (FormPlan::state): Plan makes them,
+// nothing changes them after.
+class RowGroupPlan : public FormState {
  public:
-  RowGroupGen(const KernelSpec& spec, const lang::Program& program, const HardwareModel& hw)
+  RowGroupPlan(const KernelSpec& spec, const lang::Program& program, const HardwareModel& hw)
       : spec_(spec), g_(spec.row_group), program_(program), hw_(hw) {}
-
-  GeneratedKernel Run() {
-    Plan();
-    std::vector<Stmt> top;
-    GeneratedKernel out = StartCpuKernel(spec_, program_, params_, top);
-    if (w_ > 1 && Tail() > 0) {
-      top.push_back(_Declare(Type::Bool(w_), "tail_mask", _Broadcast(_Bool(false), w_)));
-      for (int k = 0; k < Tail(); ++k) top.push_back(_Assign(TailMask(), _Insert(TailMask(), k, _Bool(true))));
-    }
-    Expr first = _Index(sem::ThreadIndexKind::GroupId, 0) * block_;
-    top.push_back(_Declare(Type::Index(), "row_first", first));
-    Expr row_first = _Var("row_first", Type::Index());
-    Expr end = rows_ % block_ == 0 ? row_first + block_ : _Min(row_first + block_, I(rows_));
-    top.push_back(_For("row", row_first, end, 1, RowBody()));
-    out.function.body = _Block(std::move(top));
-    out.function.work_group_size = std::array<int64_t, 3>{1, 1, 1};
-    out.local = {1, 1, 1};
-    out.global = {items_, 1, 1};
-    out.plan_text = PlanText();
-    return out;
-  }
-
- private:
-  struct Tensor {
-    const lang::Op* op = nullptr;  // defining op, for the group's own tensors
-    bool full = false;             // [rows..., length] (else one value per row or less)
-  };
 
   void Plan() {
     for (const lang::Op& op : g_.ops) {
@@ -119,6 +95,46 @@ class RowGroupGen {
     items_ = (rows_ + block_ - 1) / block_;
   }
 
+  std::string PlanText() const {
+    int reductions = 0;
+    for (const lang::Op& op : g_.ops) reductions += std::holds_alternative<ContractionOp>(op);
+    bool stores_full = false;
+    for (const std::string& t : spec_.outputs) stores_full |= IsFull(t);
+    std::string s = fmt::format("Row group form: {} rows of {} values, {} reduction pass{}{}, ", rows_,
+                                g_.length, reductions, reductions == 1 ? "" : "es",
+                                stores_full ? " and a store pass" : "");
+    if (w_ > 1) s += fmt::format("{} accumulators x {} lanes{}\n", na_, w_, Tail() > 0 ? ", masked tail" : "");
+    else s += "one value at a time\n";
+    s += fmt::format("Grid: {} work items of {} row{}\n", items_, block_, block_ == 1 ? "" : "s");
+    s += fmt::format("Writes: {}\n", fmt::join(spec_.outputs, ", "));
+    for (const auto& [t, target] : stash_)
+      s += fmt::format("Stash: {} in the row of {} (computed once, read back by the store pass)\n", t, target);
+    return s;
+  }
+
+ protected:
+  struct Tensor {
+    const lang::Op* op = nullptr;  // defining op, for the group's own tensors
+    bool full = false;             // [rows..., length] (else one value per row or less)
+  };
+
+  int64_t Tail() const { return g_.length % w_; }
+  int64_t Step() const { return int64_t{na_} * w_; }
+  int64_t MainEnd() const { return g_.length / Step() * Step(); }
+
+  const KernelSpec& spec_;
+  const RowGroupSpec& g_;
+  const lang::Program& program_;
+  const HardwareModel& hw_;
+
+  std::map<std::string, Tensor> tensors_;     // the group's own
+  std::map<std::string, std::string> stash_;  // full tensor -> the output row it is stashed in
+  bool vector_ = true;
+  int w_ = 1;
+  int na_ = 1;
+  int64_t rows_ = 1, block_ = 1, items_ = 1;
+
+ private:
   // Own full tensors computed inside `t` (itself included).
   void Closure(const std::string& t, std::set<std::string>& out) const {
     auto own = tensors_.find(t);
@@ -177,30 +193,35 @@ class RowGroupGen {
     const std::vector<int64_t>& d = program_.Tensor(t).shape.dims;
     return !d.empty() && d.back() == g_.length && g_.length > 1;
   }
+};
 
-  int64_t Tail() const { return g_.length % w_; }
-  int64_t Step() const { return int64_t{na_} * w_; }
-  int64_t MainEnd() const { return g_.length / Step() * Step(); }
+// Builds the kernel a RowGroupPlan describes. The emission reads the
+// decisions as its own members, from a copy: the plan stays as planned,
+// and one plan can be emitted again.
+class RowGroupEmitter : private RowGroupPlan {
+ public:
+  explicit RowGroupEmitter(const RowGroupPlan& plan) : RowGroupPlan(plan) {}
 
-  std::string PlanText() const {
-    int reductions = 0;
-    for (const lang::Op& op : g_.ops) reductions += std::holds_alternative<ContractionOp>(op);
-    bool stores_full = false;
-    for (const std::string& t : spec_.outputs) stores_full |= IsFull(t);
-    std::string s = fmt::format("Row group form: {} rows of {} values, {} reduction pass{}{}, ", rows_,
-                                g_.length, reductions, reductions == 1 ? "" : "es",
-                                stores_full ? " and a store pass" : "");
-    if (w_ > 1) s += fmt::format("{} accumulators x {} lanes{}\n", na_, w_, Tail() > 0 ? ", masked tail" : "");
-    else s += "one value at a time\n";
-    s += fmt::format("Grid: {} work items of {} row{}\n", items_, block_, block_ == 1 ? "" : "s");
-    s += fmt::format("Writes: {}\n", fmt::join(spec_.outputs, ", "));
-    for (const auto& [t, target] : stash_)
-      s += fmt::format("Stash: {} in the row of {} (computed once, read back by the store pass)\n", t, target);
-    return s;
+  GeneratedKernel Emit() {
+    std::vector<Stmt> top;
+    GeneratedKernel out = StartCpuKernel(spec_, program_, params_, top);
+    if (w_ > 1 && Tail() > 0) {
+      top.push_back(_Declare(Type::Bool(w_), "tail_mask", _Broadcast(_Bool(false), w_)));
+      for (int k = 0; k < Tail(); ++k) top.push_back(_Assign(TailMask(), _Insert(TailMask(), k, _Bool(true))));
+    }
+    Expr first = _Index(sem::ThreadIndexKind::GroupId, 0) * block_;
+    top.push_back(_Declare(Type::Index(), "row_first", first));
+    Expr row_first = _Var("row_first", Type::Index());
+    Expr end = rows_ % block_ == 0 ? row_first + block_ : _Min(row_first + block_, I(rows_));
+    top.push_back(_For("row", row_first, end, 1, RowBody()));
+    out.function.body = _Block(std::move(top));
+    out.function.work_group_size = std::array<int64_t, 3>{1, 1, 1};
+    out.local = {1, 1, 1};
+    out.global = {items_, 1, 1};
+    return out;
   }
 
-  // --- Emission ---------------------------------------------------------------
-
+ private:
   Expr I(int64_t v) const { return _Const(v); }
   Expr TailMask() const { return _Var("tail_mask", Type::Bool(w_)); }
   Expr Buffer(const std::string& t) const { return BufferOf(spec_, params_, t); }
@@ -423,40 +444,32 @@ class RowGroupGen {
     for (Stmt& s : pass) row_body_.push_back(std::move(s));
   }
 
-  const KernelSpec& spec_;
-  const RowGroupSpec& g_;
-  const lang::Program& program_;
-  const HardwareModel& hw_;
-
-  std::map<std::string, Tensor> tensors_;  // the group's own
-  std::map<std::string, std::string> stash_;  // full tensor -> the output row it is stashed in
-  std::set<std::string> stashed_;             // stashes written by an earlier pass
-  std::set<std::string> stashing_;            // stashes the current pass writes
-  bool stash_pass_ = false;                   // generating a reduction pass
-  bool vector_ = true;
-  int w_ = 1;
-  int na_ = 1;
-  int64_t rows_ = 1, block_ = 1, items_ = 1;
+  std::set<std::string> stashed_;   // stashes written by an earlier pass
+  std::set<std::string> stashing_;  // stashes the current pass writes
+  bool stash_pass_ = false;         // generating a reduction pass
   int counter_ = 0;
 
   std::vector<Expr> params_;
-  std::vector<Expr> coords_;          // row coordinates of the current row
-  std::vector<Stmt> row_body_;        // statements of the current row
+  std::vector<Expr> coords_;             // row coordinates of the current row
+  std::vector<Stmt> row_body_;           // statements of the current row
   std::map<std::string, Expr> row_env_;  // per-row values, by tensor
 };
 
-}  // namespace
-
-namespace {
-
-// Every RowGroup kernel takes this form (Lower made it for it).
-class RowGroupFormImpl final : public EmittedForm {
+// Every RowGroup kernel takes this form (Lower made it for it). Plan
+// decides (RowGroupPlan), Emit builds (RowGroupEmitter).
+class RowGroupFormImpl final : public FormImpl {
  public:
   Form id() const override { return Form::RowGroup; }
   std::optional<FormPlan> Plan(const KernelSpec& spec, const lang::Program& program, const HardwareModel& hw,
                                const CodegenOptions& options) const override {
     if (spec.kind != KernelKind::RowGroup) return std::nullopt;
-    return KeepEmitted(StartPlan(id(), spec, program, hw, options), RowGroupGen(spec, program, hw).Run());
+    auto state = std::make_shared<RowGroupPlan>(spec, program, hw);
+    state->Plan();
+    std::string text = state->PlanText();
+    return KeepState(StartPlan(id(), spec, program, hw, options), std::move(state), std::move(text));
+  }
+  GeneratedKernel Emit(const FormPlan& plan) const override {
+    return FinishKernel(plan, RowGroupEmitter(StateOf<RowGroupPlan>(plan, *this)).Emit());
   }
 };
 

@@ -30,6 +30,7 @@
 #include <fmt/format.h>
 
 #include <algorithm>
+#include <memory>
 #include <numeric>
 
 #include "compiler/forms/common.h"
@@ -45,70 +46,14 @@ using sem::Expr;
 using sem::Stmt;
 using sem::Type;
 
-class TransposeGen {
+// The transpose form's decisions (FormPlan::state): Plan makes them,
+// nothing changes them after.
+class TransposePlan : public FormState {
  public:
-  TransposeGen(const KernelSpec& spec, const lang::Program& program, const HardwareModel& hw)
+  TransposePlan(const KernelSpec& spec, const lang::Program& program, const HardwareModel& hw)
       : spec_(spec), flat_(spec.flat), program_(program), hw_(hw) {}
 
-  std::optional<GeneratedKernel> Run() {
-    if (!Plan()) return std::nullopt;
-    names_ = IndexNames(flat_);
-    std::vector<Stmt> top;
-    GeneratedKernel out = StartCpuKernel(spec_, program_, params_, top);
-    pos_.assign(flat_.num_indices(), nullptr);
-    auto declare = [&](int i, Expr value) {
-      std::string name = names_[i] + "_0";
-      top.push_back(_Declare(Type::Index(), name, value));
-      pos_[i] = _Var(name, Type::Index());
-    };
-    declare(o_, _Index(sem::ThreadIndexKind::GroupId, 1) * (w_ * to_));
-    declare(n_, _Index(sem::ThreadIndexKind::GroupId, 0) * (w_ * tn_));
-    DeclareGridPositions(flat_, names_, grid_, _Index(sem::ThreadIndexKind::GroupId, 2), top, pos_);
-    bool tail = range_o_ % w_ != 0 || range_n_ % w_ != 0;
-    // TO x TN tiles per work item (PlanTileBlocks), n fastest; the ones
-    // past the ranges skipped.
-    Expr o0 = pos_[o_], n0 = pos_[n_];
-    bool blocked = to_ * tn_ > 1;
-    if (blocked) {
-      pos_[o_] = o0 + _Var("t_o", Type::Index()) * w_;
-      pos_[n_] = n0 + _Var("t_n", Type::Index()) * w_;
-    }
-    Stmt tile = !tail ? Tile(false)
-                      : _If(_LogicalAnd(pos_[o_] + w_ <= I(range_o_), pos_[n_] + w_ <= I(range_n_)),
-                            Tile(false), Tile(true));
-    if (blocked) {
-      tile = _If(_LogicalAnd(pos_[o_] < I(range_o_), pos_[n_] < I(range_n_)), tile);
-      tile = _For("t_o", 0, to_, 1, _For("t_n", 0, tn_, 1, tile));
-      pos_[o_] = o0;
-      pos_[n_] = n0;
-    }
-    top.push_back(tile);
-    out.function.body = _Block(std::move(top));
-    out.function.work_group_size = std::array<int64_t, 3>{1, 1, 1};
-    out.local = {1, 1, 1};
-    out.global = {GroupsN(), GroupsO(), grid_items_};
-    out.plan_text = PlanText(tail);
-    return out;
-  }
-
- private:
-  // A copy: the contraction `=` of one input, or an elementwise kernel
-  // whose one operation is the identity of one tensor (`R = D` with R in
-  // another layout: the relayouts that layout choice inserts).
-  bool IsCopy() const {
-    if (spec_.store_reached_only || !flat_.constraints.empty() || !flat_.padding.empty()) return false;
-    if (spec_.kind == KernelKind::Contraction && flat_.generate_contraction)
-      return flat_.agg_op == lang::ast::AggOp::Assign && flat_.comb_op == lang::ast::CombOp::None &&
-             flat_.post_ops.empty() && flat_.num_inputs == 1;
-    if (spec_.kind != KernelKind::Elementwise || flat_.generate_contraction || flat_.num_inputs != 0 ||
-        flat_.post_ops.size() != 1 || flat_.accesses.size() != 2 || flat_.kernel_outputs.size() != 1)
-      return false;
-    const lang::ElementwiseOp& op = flat_.post_ops[0];
-    return op.fn == lang::ElemFn::Ident && op.operands.size() == 1 && op.operands[0].is_tensor &&
-           op.operands[0].tensor == flat_.accesses[1].tensor && op.output == flat_.output().tensor &&
-           op.compute_type == flat_.agg_type;
-  }
-
+  // false: the kernel does not fit the form.
   bool Plan() {
     if (!IsCopy()) return false;
     dtype_ = flat_.agg_type;
@@ -155,6 +100,67 @@ class TransposeGen {
     streaming_ = StreamingStores();
     PlanTileBlocks();
     return true;
+  }
+
+  std::string PlanText() const {
+    auto names = [&](const std::vector<int>& v) {
+      std::vector<std::string> s;
+      for (int i : v) s.push_back(flat_.indices[i].name);
+      return s.empty() ? std::string("-") : fmt::format("{}", fmt::join(s, "*"));
+    };
+    std::string s = fmt::format(
+        "Transpose form: {} x {} tiles of {} through registers, output along {} ({} values), input "
+        "along {} ({} values){}{}{}\n",
+        w_, w_, sem::ScalarName(dtype_), names(run_o_), range_o_, names(run_n_), range_n_,
+        Tails() ? ", masked tails" : "", streaming_ ? ", streaming stores" : "",
+        aliasing_ ? ", output rows that alias in the cache" : "");
+    auto tiles = [](int64_t t, const std::string& name) {
+      return t == 1 ? name + " tile" : fmt::format("{} {} tiles", t, name);
+    };
+    s += fmt::format("Grid: {} x {} x {} work items (one per {}, {}, {})\n", GroupsN(), GroupsO(), grid_items_,
+                     tiles(tn_, names(run_n_)),
+                     tiles(to_, names(run_o_)), grid_.empty() ? std::string("-") : names(grid_));
+    return s;
+  }
+
+ protected:
+  // A tile at the end of o or n is partial (masked loads and stores).
+  bool Tails() const { return range_o_ % w_ != 0 || range_n_ % w_ != 0; }
+  static int64_t Ceil(int64_t a, int64_t b) { return (a + b - 1) / b; }
+  // Launch dimensions 0 and 1: groups of TN tiles along n, of TO along o.
+  int64_t GroupsN() const { return Ceil(Ceil(range_n_, w_), tn_); }
+  int64_t GroupsO() const { return Ceil(Ceil(range_o_, w_), to_); }
+
+  const KernelSpec& spec_;
+  const FlatContraction& flat_;
+  const lang::Program& program_;
+  const HardwareModel& hw_;
+
+  DataType dtype_ = DataType::F32;
+  int o_ = -1, n_ = -1;
+  int64_t w_ = 16;
+  bool streaming_ = false;
+  int64_t to_ = 1, tn_ = 1;  // tiles per work item along o and n
+  bool aliasing_ = false;    // the output's rows alias: columns of tiles (PlanTileBlocks)
+  std::vector<int> run_o_, run_n_, grid_;
+  int64_t range_o_ = 1, range_n_ = 1, grid_items_ = 1;
+
+ private:
+  // A copy: the contraction `=` of one input, or an elementwise kernel
+  // whose one operation is the identity of one tensor (`R = D` with R in
+  // another layout: the relayouts that layout choice inserts).
+  bool IsCopy() const {
+    if (spec_.store_reached_only || !flat_.constraints.empty() || !flat_.padding.empty()) return false;
+    if (spec_.kind == KernelKind::Contraction && flat_.generate_contraction)
+      return flat_.agg_op == lang::ast::AggOp::Assign && flat_.comb_op == lang::ast::CombOp::None &&
+             flat_.post_ops.empty() && flat_.num_inputs == 1;
+    if (spec_.kind != KernelKind::Elementwise || flat_.generate_contraction || flat_.num_inputs != 0 ||
+        flat_.post_ops.size() != 1 || flat_.accesses.size() != 2 || flat_.kernel_outputs.size() != 1)
+      return false;
+    const lang::ElementwiseOp& op = flat_.post_ops[0];
+    return op.fn == lang::ElemFn::Ident && op.operands.size() == 1 && op.operands[0].is_tensor &&
+           op.operands[0].tensor == flat_.accesses[1].tensor && op.output == flat_.output().tensor &&
+           op.compute_type == flat_.agg_type;
   }
 
   // TO x TN tiles per work item, up to 8 x 8 (128 x 128 f32: 64 KB each
@@ -216,33 +222,56 @@ class TransposeGen {
     return StreamingStoresPay(spec_, program_, hw_, bytes,
                               temporary ? kTemporaryStreamingFactor : kCopyStreamingFactor);
   }
+};
 
-  std::string PlanText(bool tail) const {
-    auto names = [&](const std::vector<int>& v) {
-      std::vector<std::string> s;
-      for (int i : v) s.push_back(flat_.indices[i].name);
-      return s.empty() ? std::string("-") : fmt::format("{}", fmt::join(s, "*"));
+// Builds the kernel a TransposePlan describes. The emission reads the
+// decisions as its own members, from a copy: the plan stays as planned,
+// and one plan can be emitted again.
+class TransposeEmitter : private TransposePlan {
+ public:
+  explicit TransposeEmitter(const TransposePlan& plan) : TransposePlan(plan) {}
+
+  GeneratedKernel Emit() {
+    names_ = IndexNames(flat_);
+    std::vector<Stmt> top;
+    GeneratedKernel out = StartCpuKernel(spec_, program_, params_, top);
+    pos_.assign(flat_.num_indices(), nullptr);
+    auto declare = [&](int i, Expr value) {
+      std::string name = names_[i] + "_0";
+      top.push_back(_Declare(Type::Index(), name, value));
+      pos_[i] = _Var(name, Type::Index());
     };
-    std::string s = fmt::format(
-        "Transpose form: {} x {} tiles of {} through registers, output along {} ({} values), input "
-        "along {} ({} values){}{}{}\n",
-        w_, w_, sem::ScalarName(dtype_), names(run_o_), range_o_, names(run_n_), range_n_,
-        tail ? ", masked tails" : "", streaming_ ? ", streaming stores" : "",
-        aliasing_ ? ", output rows that alias in the cache" : "");
-    auto tiles = [](int64_t t, const std::string& name) {
-      return t == 1 ? name + " tile" : fmt::format("{} {} tiles", t, name);
-    };
-    s += fmt::format("Grid: {} x {} x {} work items (one per {}, {}, {})\n", GroupsN(), GroupsO(), grid_items_,
-                     tiles(tn_, names(run_n_)),
-                     tiles(to_, names(run_o_)), grid_.empty() ? std::string("-") : names(grid_));
-    return s;
+    declare(o_, _Index(sem::ThreadIndexKind::GroupId, 1) * (w_ * to_));
+    declare(n_, _Index(sem::ThreadIndexKind::GroupId, 0) * (w_ * tn_));
+    DeclareGridPositions(flat_, names_, grid_, _Index(sem::ThreadIndexKind::GroupId, 2), top, pos_);
+    bool tail = Tails();
+    // TO x TN tiles per work item (PlanTileBlocks), n fastest; the ones
+    // past the ranges skipped.
+    Expr o0 = pos_[o_], n0 = pos_[n_];
+    bool blocked = to_ * tn_ > 1;
+    if (blocked) {
+      pos_[o_] = o0 + _Var("t_o", Type::Index()) * w_;
+      pos_[n_] = n0 + _Var("t_n", Type::Index()) * w_;
+    }
+    Stmt tile = !tail ? Tile(false)
+                      : _If(_LogicalAnd(pos_[o_] + w_ <= I(range_o_), pos_[n_] + w_ <= I(range_n_)),
+                            Tile(false), Tile(true));
+    if (blocked) {
+      tile = _If(_LogicalAnd(pos_[o_] < I(range_o_), pos_[n_] < I(range_n_)), tile);
+      tile = _For("t_o", 0, to_, 1, _For("t_n", 0, tn_, 1, tile));
+      pos_[o_] = o0;
+      pos_[n_] = n0;
+    }
+    top.push_back(tile);
+    out.function.body = _Block(std::move(top));
+    out.function.work_group_size = std::array<int64_t, 3>{1, 1, 1};
+    out.local = {1, 1, 1};
+    out.global = {GroupsN(), GroupsO(), grid_items_};
+    return out;
   }
 
+ private:
   Type VecType() const { return Type::Scalar(dtype_, static_cast<int>(w_)); }
-  static int64_t Ceil(int64_t a, int64_t b) { return (a + b - 1) / b; }
-  // Launch dimensions 0 and 1: groups of TN tiles along n, of TO along o.
-  int64_t GroupsN() const { return Ceil(Ceil(range_n_, w_), tn_); }
-  int64_t GroupsO() const { return Ceil(Ceil(range_o_, w_), to_); }
   Expr I(int64_t v) const { return _Const(v); }
 
   // Element offset of access `a` at the tile's corner moved by (do, dn).
@@ -357,32 +386,32 @@ class TransposeGen {
     return _Block(std::move(s));
   }
 
-  const KernelSpec& spec_;
-  const FlatContraction& flat_;
-  const lang::Program& program_;
-  const HardwareModel& hw_;
-
-  DataType dtype_ = DataType::F32;
-  int o_ = -1, n_ = -1;
-  int64_t w_ = 16;
-  bool streaming_ = false;
-  int64_t to_ = 1, tn_ = 1;  // tiles per work item along o and n
-  bool aliasing_ = false;    // the output's rows alias: columns of tiles (PlanTileBlocks)
-  std::vector<int> run_o_, run_n_, grid_;
-  int64_t range_o_ = 1, range_n_ = 1, grid_items_ = 1;
-
   std::vector<std::string> names_;
   std::vector<Expr> params_;
   std::vector<Expr> pos_;
 };
 
+// Plan decides (TransposePlan), Emit builds (TransposeEmitter).
+class TransposeFormImpl final : public FormImpl {
+ public:
+  Form id() const override { return Form::Transpose; }
+  std::optional<FormPlan> Plan(const KernelSpec& spec, const lang::Program& program, const HardwareModel& hw,
+                               const CodegenOptions& options) const override {
+    if (PaddingNeedsZeros(spec)) return std::nullopt;
+    auto state = std::make_shared<TransposePlan>(spec, program, hw);
+    if (!state->Plan()) return std::nullopt;
+    std::string text = state->PlanText();
+    return KeepState(StartPlan(id(), spec, program, hw, options), std::move(state), std::move(text));
+  }
+  GeneratedKernel Emit(const FormPlan& plan) const override {
+    return FinishKernel(plan, TransposeEmitter(StateOf<TransposePlan>(plan, *this)).Emit());
+  }
+};
+
 }  // namespace
 
 const FormImpl& TransposeForm() {
-  static const CpuGeneratorForm form(Form::Transpose,
-                                     [](const KernelSpec& spec, const lang::Program& program, const HardwareModel& hw) {
-                                       return TransposeGen(spec, program, hw).Run();
-                                     });
+  static const TransposeFormImpl form;
   return form;
 }
 

@@ -37,6 +37,7 @@
 #include <algorithm>
 #include <climits>
 #include <map>
+#include <memory>
 #include <optional>
 
 #include "compiler/schedule/cost_model.h"
@@ -50,32 +51,7 @@ namespace vector_form {
 
 using namespace sem::builder;
 
-std::optional<GeneratedKernel> VecGen::Run() {
-  if (!Plan()) return std::nullopt;
-  names_ = IndexNames(flat_);
-  std::vector<Stmt> top;
-  GeneratedKernel out = StartCpuKernel(spec_, program_, params_, top);
-  pos_.assign(flat_.num_indices(), nullptr);
-  DeclarePositions(top);
-  if (Masked()) DeclareLanes(top);
-  if (Chunked()) {
-    EmitChunked(top);  // the blocks, the reduction in chunks, the stores
-  } else if (contraction_) {
-    DeclareAccumulators(top);
-    top.push_back(Reduce(0));
-  }
-  // The stores (the chunked form stores block by block).
-  if (!Chunked()) top.push_back(Stores());
-  out.function.body = _Block(std::move(top));
-  out.function.work_group_size = std::array<int64_t, 3>{1, 1, 1};
-  out.local = {1, 1, 1};
-  out.global = v_outer_ ? std::array<int64_t, 3>{PGroups(), grid_items_, VGroups()}
-                        : std::array<int64_t, 3>{PGroups(), VGroups(), grid_items_};
-  out.plan_text = PlanText();
-  return out;
-}
-
-bool VecGen::Plan() {
+bool VecPlan::Plan() {
   using lang::ast::AggOp;
   using lang::ast::CombOp;
   if (spec_.kind != KernelKind::Contraction && spec_.kind != KernelKind::Elementwise) return false;
@@ -317,7 +293,7 @@ bool VecGen::Plan() {
   return true;
 }
 
-void VecGen::PlanVectorsAlongQ() {
+void VecPlan::PlanVectorsAlongQ() {
   const std::vector<int64_t>& out_strides = flat_.output().strides;
   // Contractions: the first index that moves a vector input and no other.
   // Elementwise kernels (every operand loaded per vector, vectors or
@@ -347,14 +323,14 @@ void VecGen::PlanVectorsAlongQ() {
   }
 }
 
-bool VecGen::ConstRows() const {
+bool VecPlan::ConstRows() const {
   // Chunked, every block in one work item: at most this many copies.
   constexpr int64_t kMaxCopiedBlocks = 4;
   if (p_ < 0) return false;
   return PChunked() ? PGroups() == 1 && pblocks_ <= kMaxCopiedBlocks : pblocks_ == 1;
 }
 
-void VecGen::PlanUnrolledGuards() {
+void VecPlan::PlanUnrolledGuards() {
   unrolled_.assign(reductions_.size(), false);
   if (!ConstRows()) return;
   constexpr int64_t kMaxCopies = 16;
@@ -384,7 +360,7 @@ void VecGen::PlanUnrolledGuards() {
   unrolled_ = want;
 }
 
-bool VecGen::PShiftAllowed() const {
+bool VecPlan::PShiftAllowed() const {
   // accesses[1..]: everything the kernel reads from memory (contraction and
   // post-op inputs); post-ops reading an earlier result use its register.
   for (size_t a = 1; a < flat_.accesses.size(); ++a)
@@ -393,7 +369,7 @@ bool VecGen::PShiftAllowed() const {
   return true;
 }
 
-bool VecGen::ReachedIsValid() const {
+bool VecPlan::ReachedIsValid() const {
   const std::vector<int64_t>& out_strides = flat_.output().strides;
   for (const FlatConstraint& c : flat_.constraints) {
     bool outs = false, reductions = false;
@@ -407,7 +383,7 @@ bool VecGen::ReachedIsValid() const {
   return true;
 }
 
-bool VecGen::VectorCandidate(int v) const {
+bool VecPlan::VectorCandidate(int v) const {
   for (const FlatAccess& a : flat_.accesses)
     if (a.strides[v] != 0 && a.strides[v] != 1) return false;
   for (const std::string& t : flat_.kernel_outputs)
@@ -417,13 +393,13 @@ bool VecGen::VectorCandidate(int v) const {
   return flat_.indices[v].range >= 2;
 }
 
-bool VecGen::Constrained(int i) const {
+bool VecPlan::Constrained(int i) const {
   for (size_t c = 0; c < flat_.constraints.size(); ++c)
     if (flat_.constraints[c].lhs[i] != 0 && !Handled(c)) return true;
   return false;
 }
 
-std::optional<VecGen::Block> VecGen::PlanBlock() {
+std::optional<VecPlan::Block> VecPlan::PlanBlock() {
   if (!Plan()) return std::nullopt;
   Block b;
   b.comparable = contraction_ && p_ >= 0 && q_ < 0 && rows_ == 0;
@@ -456,7 +432,7 @@ VectorBlock ChooseVectorBlock(const KernelSpec& spec, const lang::Program& progr
   // block stays (conv1x1 n1 56x56 64>256, W6), and so does one that
   // nothing divides (matmul 1024^3, W4). bench/HISTORY.md has the figures.
   if (rows > 0) return {kMaxVectors, rows};
-  std::optional<VecGen::Block> widest = VecGen(spec, program, hw, 0).PlanBlock();
+  std::optional<VecPlan::Block> widest = VecPlan(spec, program, hw, 0).PlanBlock();
   if (!widest || !widest->comparable || widest->clean) return {};
   const int64_t least =
       std::max(kMinAccumulators, std::min(kCleanBlockAccumulators, widest->vectors * widest->rows));
@@ -483,14 +459,14 @@ VectorBlock ChooseVectorBlock(const KernelSpec& spec, const lang::Program& progr
       }
   // Two vectors at least: with one, every multiply-add would wait on a load of its own.
   for (int n = widest->vectors - 1; n >= 2; --n) {
-    std::optional<VecGen::Block> b = VecGen(spec, program, hw, 0, n).PlanBlock();
+    std::optional<VecPlan::Block> b = VecPlan(spec, program, hw, 0, n).PlanBlock();
     if (!b || !b->exact || b->vectors != n) continue;
     consider(n, b->rows, 0);
   }
   return choice;
 }
 
-void VecGen::SetRows(int64_t rows) {
+void VecPlan::SetRows(int64_t rows) {
   int64_t range_p = flat_.indices[p_].range;
   pb_ = static_cast<int>(rows);
   pblocks_ = (range_p + pb_ - 1) / pb_;
@@ -500,7 +476,7 @@ void VecGen::SetRows(int64_t rows) {
   p_shift_ = range_p % pb_ != 0 && PShiftAllowed();
 }
 
-void VecGen::TakeExactBlock() {
+void VecPlan::TakeExactBlock() {
   // A block that divides the range exactly, one or two rows more than the
   // budget (every register but the broadcast's, which the FMAs then read
   // from memory), beats a padded one: 14 rows in 2 blocks of 7 instead of
@@ -518,13 +494,13 @@ void VecGen::TakeExactBlock() {
     if (range_p % b == 0) return SetRows(b);
 }
 
-bool VecGen::ConstrainedAlongP(int i) const {
+bool VecPlan::ConstrainedAlongP(int i) const {
   for (const FlatConstraint& c : flat_.constraints)
     if (c.lhs[i] != 0 && c.lhs[v_] != 0) return true;
   return false;
 }
 
-bool VecGen::StreamingStores() const {
+bool VecPlan::StreamingStores() const {
   if (contraction_ || !vector_epilogue_) return false;
   int64_t bytes = 0;
   bool temporaries = false;
@@ -542,7 +518,7 @@ bool VecGen::StreamingStores() const {
                             temporaries ? kTemporaryStreamingFactor : kResultStreamingFactor);
 }
 
-std::string VecGen::PlanText() const {
+std::string VecPlan::PlanText() const {
   std::string s = fmt::format("Vector form: {} x {} lanes of {} along {}", nv_, w_,
                               sem::ScalarName(dtype_), flat_.indices[v_].name);
   if (contraction_ && flat_.agg_op != lang::ast::AggOp::Sum && flat_.agg_op != lang::ast::AggOp::Assign)
@@ -579,7 +555,7 @@ std::string VecGen::PlanText() const {
       if (chunk_split_ > 0) outer.push_back(fmt::format("{}/{}", reds[chunk_levels_], chunk_split_));
       s += fmt::format("Reduction chunks: {} ({} KB of vector inputs each; {} blocks' accumulators in memory{})\n",
                        fmt::join(outer, ", "), (chunk_bytes_ + 1023) / 1024, sb_,
-                       chunk_prefetch_ ? "; the next chunk prefetched" : "");
+                       PrefetchText());
     }
     std::vector<std::string> kinds;
     for (int a = 1; a <= flat_.num_inputs; ++a)
@@ -600,21 +576,26 @@ int64_t VectorBlockElements(const HardwareModel& hw) {
 
 namespace {
 
-// Plan: the register block (ChooseVectorBlock), then the whole generator.
-class VectorFormImpl final : public EmittedForm {
+// Plan: the register block (ChooseVectorBlock), then the decisions
+// (VecPlan); Emit builds the kernel from them (VecEmitter).
+class VectorFormImpl final : public FormImpl {
  public:
   Form id() const override { return Form::Vector; }
   std::optional<FormPlan> Plan(const KernelSpec& spec, const lang::Program& program, const HardwareModel& hw,
                                const CodegenOptions& options) const override {
     if (PaddingNeedsZeros(spec)) return std::nullopt;
     vector_form::VectorBlock block = vector_form::ChooseVectorBlock(spec, program, hw, options.vector_rows);
-    std::optional<GeneratedKernel> k = vector_form::VecGen(spec, program, hw, block.rows, block.vectors).Run();
-    if (!k) return std::nullopt;
+    auto state = std::make_shared<vector_form::VecPlan>(spec, program, hw, block.rows, block.vectors);
+    if (!state->Plan()) return std::nullopt;
     FormPlan plan = StartPlan(id(), spec, program, hw, options);
     // The most vectors per work item along v, and the block rows (0: planned
     // from the registers; the text says what was planned).
     plan.params = {{"vectors", block.vectors}, {"rows", block.rows}};
-    return KeepEmitted(std::move(plan), std::move(*k));
+    std::string text = state->PlanText();
+    return KeepState(std::move(plan), std::move(state), std::move(text));
+  }
+  GeneratedKernel Emit(const FormPlan& plan) const override {
+    return FinishKernel(plan, vector_form::VecEmitter(StateOf<vector_form::VecPlan>(plan, *this)).Emit());
   }
 };
 

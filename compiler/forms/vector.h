@@ -1,9 +1,11 @@
 // The vector form's generator (the CPU form of contraction and elementwise
-// kernels; what it emits is described in forms/vector.cc). Shared by
-// forms/vector.cc (planning: which index gets the lanes, the block, the grid,
-// the reduction loops) and forms/vector_emit.cc (emission: positions, lane
-// masks, the reduction nest, post-ops and stores). Internal to the
-// compiler: the entry point is VectorForm (forms/form.h).
+// kernels; what it emits is described in forms/vector.cc), in two halves:
+// VecPlan (forms/vector.cc: which index gets the lanes, the block, the grid,
+// the reduction loops) decides, and VecEmitter (forms/vector_emit.cc:
+// positions, lane masks, the reduction nest, post-ops and stores) builds
+// the kernel from those decisions; forms/vector_chunks.cc has both halves
+// of the reduction chunks. Internal to the compiler: the entry point is
+// VectorForm (forms/form.h).
 #pragma once
 
 #include <algorithm>
@@ -54,15 +56,20 @@ inline Expr And(Expr a, Expr b) {
   return a ? sem::builder::_LogicalAnd(std::move(a), std::move(b)) : b;
 }
 
-class VecGen {
+// The vector form's decisions (FormPlan::state): Plan makes them, nothing
+// changes them after. The queries below (tails, chunks, launch groups) are
+// what the plan text and the emission both read.
+class VecPlan : public FormState {
  public:
   // `rows`: forced block rows (0: planned); `max_vectors`: the most vectors
   // per work item along v (ChooseVectorBlock).
-  VecGen(const KernelSpec& spec, const lang::Program& program, const HardwareModel& hw, int64_t rows,
-         int max_vectors = kMaxVectors)
+  VecPlan(const KernelSpec& spec, const lang::Program& program, const HardwareModel& hw, int64_t rows,
+          int max_vectors = kMaxVectors)
       : spec_(spec), flat_(spec.flat), program_(program), hw_(hw), rows_(rows), max_vectors_(max_vectors) {}
 
-  std::optional<GeneratedKernel> Run();
+  // false: the vector form does not apply.
+  bool Plan();
+  std::string PlanText() const;
 
   // The register block a plan takes, for ChooseVectorBlock to compare.
   struct Block {
@@ -75,14 +82,10 @@ class VecGen {
     int64_t range_p = 0;      // p's range
     bool whole_vectors = false;  // no padded vector along v
   };
-  // Plans only (a fresh VecGen); nullopt where the vector form does not apply.
+  // Plans (a fresh VecPlan); nullopt where the vector form does not apply.
   std::optional<Block> PlanBlock();
 
- private:
-  // --- Planning ---------------------------------------------------------------
-
-  bool Plan();
-
+ protected:
   // One vector covers v (the inner block of a blocked layout, nChw16c's
   // c%16): the work item's vectors step along another output index q
   // instead (co/16), one that no broadcast input moves along, so each
@@ -148,10 +151,129 @@ class VecGen {
   // The slow path masks lanes (v's tail, constraints on v).
   bool Masked() const { return VTail() || v_constrained_; }
 
-  std::string PlanText() const;
+  // --- Reduction chunks (forms/vector_chunks.cc) -------------------------------
 
-  // --- Emission ---------------------------------------------------------------
+  // A work item whose vector inputs' panel over all reductions is larger
+  // than L1 (every block re-reads it from L2) covers SB blocks of p instead
+  // and walks the reduction in chunks that fit L1: for each chunk, each
+  // block's accumulators are loaded from a private array, updated over the
+  // chunk and stored back; the post-ops and stores follow the last chunk.
+  void PlanChunks();
+  // A reduction along an outer axis of a large input (a column sum): each
+  // work item's vectors read short runs (VSpan elements) rows apart, which
+  // the memory system serves at half the streaming rate. The work item
+  // covers SB blocks of v instead, and walks the reduction in chunks of a
+  // few rows, each row read over SB blocks (PlanChunks calls it; sets
+  // chunk_v_).
+  void PlanColumnChunks();
+  bool Chunked() const { return sb_ > 1; }
+  // Chunked with the SB blocks along p (PlanChunks), not v (PlanColumnChunks)
+  // nor a grid index (PlanGridChunks).
+  bool PChunked() const { return Chunked() && !chunk_v_ && chunk_g_ < 0; }
+  // One block covers p (a small image: 7x7 or 14x14 outputs) and the panel
+  // is larger than L1: the SB blocks of a chunked work item are SB values of
+  // a grid index g that no vector input moves along (the output rows x), so
+  // each chunk of the panel is read from memory once per work item and from
+  // L1 by the other SB - 1 rows. Constraints on g (a "same" convolution's
+  // padding along x) may mention only g, other grid indices and the chunk
+  // loops' reductions: each is checked once per block and chunk
+  // (BlockGuard), and a block it excludes is skipped. PlanChunks calls it
+  // with the chunk levels set; sets chunk_g_ and sb_, or nothing.
+  void PlanGridChunks(int64_t block_bytes);
+  bool GChunked() const { return Chunked() && chunk_g_ >= 0; }
+  // Sets prefetch_ for the chunks planned (PlanChunks and PlanGridChunks
+  // call it last).
+  void PlanPrefetch();
+  // "; the next chunk's D, K prefetched", or empty.
+  std::string PrefetchText() const;
+  // The index a chunk steps along: the split level's outer part, else the
+  // innermost chunk loop.
+  int ChunkIndex() const;
+  // Steps of reduction level k inside a chunk (a split level: its inner part).
+  int64_t ChunkLevelSteps(int k) const;
+  // The grid's range of index i: g's groups of SB values, else its range.
+  int64_t GridRange(int i) const { return i == chunk_g_ ? g_groups_ : flat_.indices[i].range; }
+  // Launch dimension 0: p blocks, or groups of SB of them.
+  int64_t PGroups() const { return PChunked() ? (pblocks_ + sb_ - 1) / sb_ : pblocks_; }
+  // The launch dimension of v: v blocks, or groups of SB of them (chunk_v_).
+  int64_t VGroups() const { return chunk_v_ ? (vblocks_ + sb_ - 1) / sb_ : vblocks_; }
+  int VDim() const { return v_outer_ ? 2 : 1; }
 
+  // --- Constant rows (border guards that fold) -------------------------------
+
+  // Whether p's position is a constant wherever the reduction runs: one
+  // block covers p, or one work item covers every block (chunked, the
+  // blocks unrolled). A "same" convolution's border rows are then known
+  // when the kernel is generated.
+  bool ConstRows() const;
+  // Sets unrolled_: with ConstRows, the short reductions that the row
+  // guards test (the window offsets along p), so every guard is a constant
+  // and only the valid rows' multiply-adds remain, as a JIT kernel peels
+  // its border.
+  void PlanUnrolledGuards();
+  std::vector<bool> unrolled_;  // per reduction level
+
+  const FlatAccess& PointAccess(const std::string& tensor) const {
+    return compiler::PointAccess(spec_, tensor);
+  }
+
+  const KernelSpec& spec_;
+  const FlatContraction& flat_;
+  const lang::Program& program_;
+  const HardwareModel& hw_;
+  int64_t rows_ = 0;  // forced block rows, or 0
+  int max_vectors_ = kMaxVectors;
+  int64_t vectors_along_v_ = 1;  // whole vectors that cover v
+  int64_t rows_budget_ = 0;      // the rows the registers hold (TakeExactBlock may take more)
+
+  bool contraction_ = true;
+  bool v_constrained_ = false;  // a constraint mentions v (lane masks)
+  bool v_outer_ = false;        // launch dimension 2 walks the v blocks (else 1)
+  bool vector_epilogue_ = true;
+  bool streaming_ = false;  // non-temporal vector stores (StreamingStores)
+  DataType dtype_ = DataType::F32;
+  int v_ = -1, w_ = 1, nv_ = 1;
+  int p_ = -1, pb_ = 1;
+  bool p_shift_ = false;  // the last p block starts at range - PB (no p tail)
+  int64_t exact_rows_min_ = 0, exact_rows_max_ = 0;  // TakeExactBlock's candidates
+  int q_ = -1;  // the vectors step along q, not v (PlanVectorsAlongQ)
+  int64_t vblocks_ = 1, pblocks_ = 1, grid_items_ = 1;
+  std::vector<int> grid_, reductions_;
+  std::vector<int> bound_inner_;  // per constraint: the reduction whose loop it bounds, or -1
+  std::vector<bool> vector_input_;
+
+  // Reduction chunks (PlanChunks): SB > 1 blocks of p per work item; the
+  // reduction levels [0, chunk_levels_) are loops around the blocks, and
+  // with chunk_split_ > 0 level chunk_levels_ is split in two: its outer
+  // part (range / chunk_split_ values) is a chunk loop too, its inner part
+  // (chunk_split_ values) stays inside.
+  int sb_ = 1;
+  bool chunk_v_ = false;  // the SB blocks are along v (PlanColumnChunks), not p
+  int chunk_levels_ = 0;
+  int64_t chunk_split_ = 0;
+  int64_t chunk_bytes_ = 0;  // vector-input bytes one chunk reads
+  // Per input (a - 1): how the blocks of a chunk prefetch the next chunk's
+  // elements (PlanPrefetch; VecEmitter::NextChunkPrefetches). Span: the
+  // lines from its first element to its last, shared out over the blocks'
+  // steps; Vectors: each step's vectors of the next chunk, one per block.
+  enum class Prefetch : uint8_t { None, Span, Vectors };
+  std::vector<Prefetch> prefetch_;
+  int chunk_g_ = -1;         // the grid index the SB blocks walk (PlanGridChunks)
+  int64_t g_groups_ = 0;     // groups of SB values of chunk_g_ on the grid
+  std::vector<bool> block_guard_;  // per constraint: checked once per block (PlanGridChunks)
+};
+
+// Builds the kernel a VecPlan describes (forms/vector_emit.cc, and the
+// chunked body in forms/vector_chunks.cc). The emission reads the decisions
+// as its own members, from a copy: the plan stays as planned, and one plan
+// can be emitted again.
+class VecEmitter : private VecPlan {
+ public:
+  explicit VecEmitter(const VecPlan& plan) : VecPlan(plan) {}
+
+  GeneratedKernel Emit();
+
+ private:
   Type VecType() const { return Type::Scalar(dtype_, w_); }
   // The compared inputs of `+(A == B ? C)` keep their own type (A, B).
   bool ComparedInput(int a) const { return flat_.comb_op == lang::ast::CombOp::Cond && a <= 2; }
@@ -181,10 +303,6 @@ class VecGen {
   Expr Address(const FlatAccess& a, int pp, int64_t dv, int vv) const;
 
   Expr Buffer(const std::string& tensor) const { return BufferOf(spec_, params_, tensor); }
-
-  const FlatAccess& PointAccess(const std::string& tensor) const {
-    return compiler::PointAccess(spec_, tensor);
-  }
 
   // Constraint `c` holds on the whole block: every value of the reductions
   // not looped over yet (pos_ null), PB values of p, the block's lanes.
@@ -234,57 +352,11 @@ class VecGen {
   Stmt LoopsOrCopies(int from, int to, const std::function<Stmt()>& inner, bool no_unroll_last,
                      bool whole_ranges);
 
-  // --- Constant rows (border guards that fold) -------------------------------
-
-  // Whether p's position is a constant wherever the reduction runs: one
-  // block covers p, or one work item covers every block (chunked, the
-  // blocks unrolled). A "same" convolution's border rows are then known
-  // when the kernel is generated.
-  bool ConstRows() const;
-  // Sets unrolled_: with ConstRows, the short reductions that the row
-  // guards test (the window offsets along p), so every guard is a constant
-  // and only the valid rows' multiply-adds remain, as a JIT kernel peels
-  // its border.
-  void PlanUnrolledGuards();
-  std::vector<bool> unrolled_;  // per reduction level
-
-  // --- Reduction chunks (forms/vector_chunks.cc) -------------------------------
-
-  // A work item whose vector inputs' panel over all reductions is larger
-  // than L1 (every block re-reads it from L2) covers SB blocks of p instead
-  // and walks the reduction in chunks that fit L1: for each chunk, each
-  // block's accumulators are loaded from a private array, updated over the
-  // chunk and stored back; the post-ops and stores follow the last chunk.
-  void PlanChunks();
-  // A reduction along an outer axis of a large input (a column sum): each
-  // work item's vectors read short runs (VSpan elements) rows apart, which
-  // the memory system serves at half the streaming rate. The work item
-  // covers SB blocks of v instead, and walks the reduction in chunks of a
-  // few rows, each row read over SB blocks (PlanChunks calls it; sets
-  // chunk_v_).
-  void PlanColumnChunks();
-  bool Chunked() const { return sb_ > 1; }
-  // Chunked with the SB blocks along p (PlanChunks), not v (PlanColumnChunks)
-  // nor a grid index (PlanGridChunks).
-  bool PChunked() const { return Chunked() && !chunk_v_ && chunk_g_ < 0; }
-  // One block covers p (a small image: 7x7 or 14x14 outputs) and the panel
-  // is larger than L1: the SB blocks of a chunked work item are SB values of
-  // a grid index g that no vector input moves along (the output rows x), so
-  // each chunk of the panel is read from memory once per work item and from
-  // L1 by the other SB - 1 rows. Constraints on g (a "same" convolution's
-  // padding along x) may mention only g, other grid indices and the chunk
-  // loops' reductions: each is checked once per block and chunk
-  // (BlockGuard), and a block it excludes is skipped. PlanChunks calls it
-  // with the chunk levels set; sets chunk_g_ and sb_, or nothing.
-  void PlanGridChunks(int64_t block_bytes);
-  bool GChunked() const { return Chunked() && chunk_g_ >= 0; }
-  // The grid's range of index i: g's groups of SB values, else its range.
-  int64_t GridRange(int i) const { return i == chunk_g_ ? g_groups_ : flat_.indices[i].range; }
   // The constraints checked once per block (block_guard_) at the current
   // positions; null when there are none.
   Expr BlockGuard() const;
   // The body of a chunked work item (instead of the accumulators, Compute
-  // and Epilogues of Run).
+  // and Epilogues of Emit).
   void EmitChunked(std::vector<Stmt>& top);
   // Sets p's position to block s of the work item (a Stmt assigning it).
   Stmt SetBlock(Expr s) const;
@@ -293,12 +365,6 @@ class VecGen {
   // reads in its next chunk, so that the next chunk's first block finds
   // them in L1 rather than waiting on L2 (bench/grad W1 conv3x3 K).
   std::vector<Stmt> NextChunkPrefetches();
-  // Launch dimension 0: p blocks, or groups of SB of them.
-  int64_t PGroups() const { return PChunked() ? (pblocks_ + sb_ - 1) / sb_ : pblocks_; }
-  // The launch dimension of v: v blocks, or groups of SB of them (chunk_v_).
-  int64_t VGroups() const { return chunk_v_ ? (vblocks_ + sb_ - 1) / sb_ : vblocks_; }
-  int VDim() const { return v_outer_ ? 2 : 1; }
-
   // Post-ops and stores of the block: whole vectors, or masked in the
   // block with v's tail (or, storing reached elements only, where the block
   // is not wholly valid).
@@ -318,55 +384,14 @@ class VecGen {
   // v's range (empty: all).
   Stmt Epilogue(int pp, const std::vector<Expr>& tails);
 
-  const KernelSpec& spec_;
-  const FlatContraction& flat_;
-  const lang::Program& program_;
-  const HardwareModel& hw_;
-  int64_t rows_ = 0;  // forced block rows, or 0
-  int max_vectors_ = kMaxVectors;
-  int64_t vectors_along_v_ = 1;  // whole vectors that cover v
-  int64_t rows_budget_ = 0;      // the rows the registers hold (TakeExactBlock may take more)
-
-  bool contraction_ = true;
-  bool v_constrained_ = false;  // a constraint mentions v (lane masks)
-  bool v_outer_ = false;        // launch dimension 2 walks the v blocks (else 1)
-  bool vector_epilogue_ = true;
-  bool streaming_ = false;  // non-temporal vector stores (StreamingStores)
-  DataType dtype_ = DataType::F32;
-  int v_ = -1, w_ = 1, nv_ = 1;
-  int p_ = -1, pb_ = 1;
-  bool p_shift_ = false;  // the last p block starts at range - PB (no p tail)
-  int64_t exact_rows_min_ = 0, exact_rows_max_ = 0;  // TakeExactBlock's candidates
-  int q_ = -1;  // the vectors step along q, not v (PlanVectorsAlongQ)
-  int64_t vblocks_ = 1, pblocks_ = 1, grid_items_ = 1;
-  std::vector<int> grid_, reductions_;
-  std::vector<int> bound_inner_;  // per constraint: the reduction whose loop it bounds, or -1
-  std::vector<bool> vector_input_;
-
   std::vector<std::string> names_;
   std::vector<Expr> params_;
   std::vector<Expr> pos_;  // current value of each index (null: not in scope)
   std::vector<Expr> masks_;  // per vector: its lane mask in the slow path (empty: none)
-
-  // Reduction chunks (PlanChunks): SB > 1 blocks of p per work item; the
-  // reduction levels [0, chunk_levels_) are loops around the blocks, and
-  // with chunk_split_ > 0 level chunk_levels_ is split in two: its outer
-  // part (range / chunk_split_ values) is a chunk loop too, its inner part
-  // (chunk_split_ values) stays inside.
-  int sb_ = 1;
-  bool chunk_v_ = false;  // the SB blocks are along v (PlanColumnChunks), not p
-  int chunk_levels_ = 0;
-  int64_t chunk_split_ = 0;
   int64_t chunk_inner_ = 0;  // steps of the split level's inner loop being emitted (EmitChunked)
-  int64_t chunk_bytes_ = 0;  // vector-input bytes one chunk reads
-  // The blocks prefetch the next chunk's inputs (PlanChunks; NextChunkPrefetches).
-  bool chunk_prefetch_ = false;
   // While EmitChunked emits a block's reduction: the block's number in the
   // work item (the innermost bodies then start with NextChunkPrefetches).
   Expr prefetch_block_;
-  int chunk_g_ = -1;         // the grid index the SB blocks walk (PlanGridChunks)
-  int64_t g_groups_ = 0;     // groups of SB values of chunk_g_ on the grid
-  std::vector<bool> block_guard_;  // per constraint: checked once per block (PlanGridChunks)
 };
 
 // The register block for VectorForm: the most vectors per work

@@ -1,4 +1,4 @@
-// The vector form's reduction chunks (VecGen::PlanChunks, EmitChunked).
+// The vector form's reduction chunks (VecPlan::PlanChunks, VecEmitter::EmitChunked).
 //
 // A register block reads the vector inputs' panel over the whole reduction
 // (a 3x3 convolution's weights for 64 output channels over 64 input
@@ -35,7 +35,7 @@ namespace tilec::compiler::vector_form {
 
 using namespace sem::builder;
 
-void VecGen::PlanColumnChunks() {
+void VecPlan::PlanColumnChunks() {
   if (q_ >= 0 || vblocks_ < 2) return;
   // Short runs: a vector input whose VSpan elements along v are a run of at
   // most 512 bytes, the innermost reduction stepping past it, far larger
@@ -100,7 +100,7 @@ void VecGen::PlanColumnChunks() {
   chunk_bytes_ = SaturatingMul(chunk_split_ > 0 ? chunk_split_ : steps(chunk_levels_), sb * block_bytes);
 }
 
-void VecGen::PlanChunks() {
+void VecPlan::PlanChunks() {
   if (!contraction_ || reductions_.empty()) return;
   PlanColumnChunks();
   if (chunk_v_ || p_ < 0) return;
@@ -177,21 +177,78 @@ void VecGen::PlanChunks() {
   sb_ = static_cast<int>(sb);
   // Each chunk loop step reads a new panel: the blocks of one chunk fetch
   // the next one's.
-  chunk_prefetch_ = true;
+  PlanPrefetch();
 }
 
-std::vector<Stmt> VecGen::NextChunkPrefetches() {
-  std::vector<Stmt> out;
-  if (!chunk_prefetch_ || !prefetch_block_) return out;
+int VecPlan::ChunkIndex() const { return reductions_[chunk_split_ > 0 ? chunk_levels_ : chunk_levels_ - 1]; }
+
+int64_t VecPlan::ChunkLevelSteps(int k) const {
+  return k == chunk_levels_ && chunk_split_ > 0 ? chunk_split_ : flat_.indices[reductions_[k]].range;
+}
+
+void VecPlan::PlanPrefetch() {
+  prefetch_.assign(flat_.num_inputs, Prefetch::None);
   int last = static_cast<int>(reductions_.size()) - 1;
-  // The index a chunk steps along: the split level's outer part, else the
-  // innermost chunk loop.
-  int c = reductions_[chunk_split_ > 0 ? chunk_levels_ : chunk_levels_ - 1];
-  // The steps of one chunk: the levels inside the chunk loops (a split
-  // level's inner part: chunk_split_ steps).
-  auto range = [&](int k) {
-    return k == chunk_levels_ && chunk_split_ > 0 ? chunk_split_ : flat_.indices[reductions_[k]].range;
-  };
+  int c = ChunkIndex();
+  int64_t steps = 1;
+  for (int k = chunk_levels_; k <= last; ++k) steps = SaturatingMul(steps, ChunkLevelSteps(k));
+  int64_t slots = SaturatingMul(steps, sb_);
+  for (int a = 1; a <= flat_.num_inputs; ++a) {
+    const FlatAccess& in = flat_.accesses[a];
+    if (in.strides[c] == 0) continue;  // the same elements in every chunk
+    // The elements from the first to the last that the next chunk reads,
+    // and how many it reads.
+    bool forward = true;
+    int64_t span = 1, read = 1;
+    auto extent = [&](int i, int64_t count) {
+      if (i < 0 || in.strides[i] == 0 || count < 2) return;
+      forward &= in.strides[i] > 0;
+      span += in.strides[i] * (count - 1);
+      read = SaturatingMul(read, count);
+    };
+    for (int k = chunk_levels_; k <= last; ++k) extent(reductions_[k], ChunkLevelSteps(k));
+    extent(p_, GChunked() ? pb_ : int64_t{sb_} * pb_);
+    if (GChunked()) extent(chunk_g_, sb_);
+    if (vector_input_[a - 1]) {
+      extent(v_, VSpan());
+      extent(q_, nv_);
+    }
+    // The next chunk's elements are new to the work item only where the
+    // chunk steps past the span (a row further on: bench/grad W1 conv3x3 K),
+    // not within it (a convolution's window one pixel on: the current
+    // chunk has read those lines, and the prefetches only cost loads).
+    int64_t chunk_step = Abs(in.strides[c]) * (chunk_split_ > 0 ? chunk_split_ : 1);
+    if (!forward || chunk_step < span) continue;
+    int64_t line = 512 / lang::BitWidth(in.dtype);  // elements per 64-byte line
+    // Dense (half of the span read or more): the lines of the span, shared
+    // out over the blocks' steps, at most 4 per step.
+    if (span <= 2 * read) {
+      if ((span + line - 1) / line <= 4 * slots) prefetch_[a - 1] = Prefetch::Span;
+      continue;
+    }
+    // Sparse, a panel the blocks share (resnet18's layer4 weights: runs of
+    // 64 output channels 9 x 64 apart): each step's vectors of the next
+    // chunk, one per block. A sparse input of the blocks' own rows (the
+    // layer's activations: 64 of 512 channels per pixel) is not prefetched:
+    // its whole span would evict the panel, and step by step its rows come
+    // up a line every 16 steps.
+    bool shared = (p_ < 0 || in.strides[p_] == 0) && (!GChunked() || in.strides[chunk_g_] == 0);
+    if (vector_input_[a - 1] && shared && in.strides[v_] == 1) prefetch_[a - 1] = Prefetch::Vectors;
+  }
+}
+
+std::string VecPlan::PrefetchText() const {
+  std::vector<std::string> names;
+  for (int a = 1; a <= static_cast<int>(prefetch_.size()); ++a)
+    if (prefetch_[a - 1] != Prefetch::None) names.push_back(flat_.accesses[a].tensor);
+  return names.empty() ? "" : fmt::format("; the next chunk's {} prefetched", fmt::join(names, ", "));
+}
+
+std::vector<Stmt> VecEmitter::NextChunkPrefetches() {
+  std::vector<Stmt> out;
+  if (prefetch_.empty() || !prefetch_block_) return out;
+  int last = static_cast<int>(reductions_.size()) - 1;
+  int c = ChunkIndex();
   auto inner_pos = [&](int k) {
     return k == chunk_levels_ && chunk_split_ > 0 ? _Var(names_[reductions_[k]] + "_i", Type::Index())
                                                   : pos_[reductions_[k]];
@@ -201,64 +258,75 @@ std::vector<Stmt> VecGen::NextChunkPrefetches() {
   int64_t steps = 1;
   for (int k = last; k >= chunk_levels_; --k) {
     step = step + inner_pos(k) * steps;
-    steps = SaturatingMul(steps, range(k));
+    steps = SaturatingMul(steps, ChunkLevelSteps(k));
   }
   int64_t slots = SaturatingMul(steps, sb_);
   Expr slot = prefetch_block_ * steps + step;
-  // The next chunk's first element: the inner levels at 0, the work item's
-  // first block (of p, or of the grid index g), the chunk one step on.
   std::vector<Expr> saved = pos_;
-  for (int k = chunk_levels_; k <= last; ++k) pos_[reductions_[k]] = I(0);
-  if (chunk_split_ > 0)
-    pos_[c] = (_Var(names_[c] + "_o", Type::Index()) + 1) * chunk_split_;
-  else
-    pos_[c] = pos_[c] + 1;
-  if (GChunked())
-    pos_[chunk_g_] = _Var(names_[chunk_g_] + "_b", Type::Index());
-  else
-    pos_[p_] = _Index(sem::ThreadIndexKind::GroupId, 0) * (int64_t{sb_} * pb_);
+  // The chunk one step on.
+  auto next_chunk = [&] {
+    if (chunk_split_ > 0)
+      pos_[c] = (_Var(names_[c] + "_o", Type::Index()) + 1) * chunk_split_ + inner_pos(chunk_levels_);
+    else
+      pos_[c] = saved[c] + 1;
+  };
   for (int a = 1; a <= flat_.num_inputs; ++a) {
     const FlatAccess& in = flat_.accesses[a];
-    if (in.strides[c] == 0) continue;  // the same elements in every chunk
-    // Elements from the first to the last the next chunk reads (the lines
-    // between them, holes included: a block's rows are a run of a line).
-    bool forward = true;
-    int64_t span = 1, read = 1;  // elements from the first to the last; elements read
+    Expr buffer = Buffer(in.tensor);
+    Expr limit = I(std::max<int64_t>(in.limit - 1, 0));
+    if (prefetch_[a - 1] == Prefetch::Vectors) {
+      // This step's vectors in the next chunk, block b taking vectors
+      // b, b + SB, …: the step's positions, the chunk one step on.
+      pos_ = saved;
+      next_chunk();
+      int64_t per_vector = q_ >= 0 ? in.strides[q_] : int64_t{w_} * in.strides[v_];
+      for (int j = 0; j * sb_ < nv_; ++j) {
+        Expr vv = _Min(prefetch_block_ % int64_t{nv_} + int64_t{j} * sb_, I(nv_ - 1));
+        out.push_back(_Prefetch(buffer, _Clamp(Address(in, 0, 0, 0) + vv * per_vector, I(0), limit)));
+      }
+      continue;
+    }
+    if (prefetch_[a - 1] != Prefetch::Span) continue;
+    // The next chunk's first element: the inner levels at 0, the work
+    // item's first block (of p, or of the grid index g).
+    pos_ = saved;
+    for (int k = chunk_levels_; k <= last; ++k) pos_[reductions_[k]] = I(0);
+    if (chunk_split_ > 0)
+      pos_[c] = (_Var(names_[c] + "_o", Type::Index()) + 1) * chunk_split_;
+    else
+      pos_[c] = saved[c] + 1;
+    if (GChunked())
+      pos_[chunk_g_] = _Var(names_[chunk_g_] + "_b", Type::Index());
+    else
+      pos_[p_] = _Index(sem::ThreadIndexKind::GroupId, 0) * (int64_t{sb_} * pb_);
+    int64_t span = 1;
     auto extent = [&](int i, int64_t count) {
-      if (i < 0 || in.strides[i] == 0 || count < 2) return;
-      forward &= in.strides[i] > 0;
-      span += in.strides[i] * (count - 1);
-      read = SaturatingMul(read, count);
+      if (i >= 0 && in.strides[i] != 0 && count >= 2) span += in.strides[i] * (count - 1);
     };
-    for (int k = chunk_levels_; k <= last; ++k) extent(reductions_[k], range(k));
+    for (int k = chunk_levels_; k <= last; ++k) extent(reductions_[k], ChunkLevelSteps(k));
     extent(p_, GChunked() ? pb_ : int64_t{sb_} * pb_);
     if (GChunked()) extent(chunk_g_, sb_);
     if (vector_input_[a - 1]) {
       extent(v_, VSpan());
       extent(q_, nv_);
     }
-    // A chunk that reads a small part of its span (a few input channels of
-    // every pixel: resnet18's layer4 activations, 64 of 512 channels per
-    // chunk) is not prefetched: the whole span would evict the panel.
-    if (!forward || span > 2 * read) continue;
-    int64_t line = 512 / lang::BitWidth(in.dtype);  // elements per 64-byte line
+    int64_t line = 512 / lang::BitWidth(in.dtype);
     int64_t lines = (span + line - 1) / line;
     // One prefetch per slot where the lines are fewer than the slots (a
     // line then comes up more than once: a hit, and no branch), else a few.
     int64_t per_slot = (lines + slots - 1) / slots;
-    if (per_slot > 4) continue;  // more than the chunk's loads can hide
     int64_t stride = per_slot > 1 ? line : std::max<int64_t>(1, (span + slots - 1) / slots);
     Expr first = Address(in, 0, 0, 0);
     for (int64_t j = 0; j < per_slot; ++j) {
       Expr at = first + _Min((slot * per_slot + j) * stride, I(span - 1));
-      out.push_back(_Prefetch(Buffer(in.tensor), _Clamp(at, I(0), I(std::max<int64_t>(in.limit - 1, 0)))));
+      out.push_back(_Prefetch(buffer, _Clamp(at, I(0), limit)));
     }
   }
   pos_ = std::move(saved);
   return out;
 }
 
-void VecGen::PlanGridChunks(int64_t block_bytes) {
+void VecPlan::PlanGridChunks(int64_t block_bytes) {
   auto reset = [&] { chunk_levels_ = 0, chunk_split_ = 0, chunk_bytes_ = 0; };
   // Levels whose positions are fixed for a whole chunk: the chunk loops
   // (not a split level: its position moves inside the chunk).
@@ -305,10 +373,10 @@ void VecGen::PlanGridChunks(int64_t block_bytes) {
   // The weights of a network's last layers come from memory (the layers
   // between evict them): the rows of a chunk fetch the next chunk's
   // (resnet18's layer4 3x3 convolutions).
-  chunk_prefetch_ = true;
+  PlanPrefetch();
 }
 
-Expr VecGen::BlockGuard() const {
+Expr VecEmitter::BlockGuard() const {
   Expr all;
   for (size_t n = 0; n < block_guard_.size(); ++n) {
     if (!block_guard_[n]) continue;
@@ -321,7 +389,7 @@ Expr VecGen::BlockGuard() const {
   return all;
 }
 
-Stmt VecGen::SetBlock(Expr s) const {
+Stmt VecEmitter::SetBlock(Expr s) const {
   if (chunk_g_ >= 0) return _Assign(Pos(chunk_g_), _Var(names_[chunk_g_] + "_b", Type::Index()) + s);
   if (chunk_v_)
     return _Assign(Pos(v_), _Index(sem::ThreadIndexKind::GroupId, VDim()) * (int64_t{sb_} * VSpan()) +
@@ -331,7 +399,7 @@ Stmt VecGen::SetBlock(Expr s) const {
   return _Assign(Pos(p_), start);
 }
 
-void VecGen::EmitChunked(std::vector<Stmt>& top) {
+void VecEmitter::EmitChunked(std::vector<Stmt>& top) {
   Type slots = Type::Array(VecType(), int64_t{sb_} * pb_ * nv_);
   top.push_back(_Declare(slots, "part_", Identity()));
   Expr part = _Var("part_", slots);

@@ -1,6 +1,6 @@
-// The vector form's emission (the VecGen methods that build the sem tree:
-// positions from the group ids, lane masks, the fast and slow reduction
-// nests, post-ops and stores). Planning is in forms/vector.cc.
+// The vector form's emission (VecEmitter: the sem tree from a VecPlan's
+// decisions: positions from the group ids, lane masks, the fast and slow
+// reduction nests, post-ops and stores). Planning is in forms/vector.cc.
 #include <fmt/format.h>
 
 #include <algorithm>
@@ -18,7 +18,30 @@ namespace tilec::compiler::vector_form {
 
 using namespace sem::builder;
 
-void VecGen::DeclarePositions(std::vector<Stmt>& top) {
+GeneratedKernel VecEmitter::Emit() {
+  names_ = IndexNames(flat_);
+  std::vector<Stmt> top;
+  GeneratedKernel out = StartCpuKernel(spec_, program_, params_, top);
+  pos_.assign(flat_.num_indices(), nullptr);
+  DeclarePositions(top);
+  if (Masked()) DeclareLanes(top);
+  if (Chunked()) {
+    EmitChunked(top);  // the blocks, the reduction in chunks, the stores
+  } else if (contraction_) {
+    DeclareAccumulators(top);
+    top.push_back(Reduce(0));
+  }
+  // The stores (the chunked form stores block by block).
+  if (!Chunked()) top.push_back(Stores());
+  out.function.body = _Block(std::move(top));
+  out.function.work_group_size = std::array<int64_t, 3>{1, 1, 1};
+  out.local = {1, 1, 1};
+  out.global = v_outer_ ? std::array<int64_t, 3>{PGroups(), grid_items_, VGroups()}
+                        : std::array<int64_t, 3>{PGroups(), VGroups(), grid_items_};
+  return out;
+}
+
+void VecEmitter::DeclarePositions(std::vector<Stmt>& top) {
   auto declare = [&](int i, Expr value) {
     std::string name = names_[i] + "_0";
     top.push_back(_Declare(Type::Index(), name, value));
@@ -58,12 +81,12 @@ void VecGen::DeclarePositions(std::vector<Stmt>& top) {
   }
 }
 
-void VecGen::DeclareLanes(std::vector<Stmt>& top) {
+void VecEmitter::DeclareLanes(std::vector<Stmt>& top) {
   top.push_back(_Declare(Type::Index(w_), "lane", _Broadcast(I(0), w_)));
   for (int k = 1; k < w_; ++k) top.push_back(_Assign(Lanes(), _Insert(Lanes(), k, I(k))));
 }
 
-Expr VecGen::LaneMask(int vv, bool tail, bool constraints) const {
+Expr VecEmitter::LaneMask(int vv, bool tail, bool constraints) const {
   Expr start = pos_[v_] + VOffset(vv);  // v at lane 0
   Expr hi, lo;                               // lanes in [lo, hi)
   auto bound = [](Expr& b, Expr e, bool upper) { b = !b ? e : upper ? _Min(b, e) : _Max(b, e); };
@@ -86,7 +109,7 @@ Expr VecGen::LaneMask(int vv, bool tail, bool constraints) const {
   return mask;
 }
 
-Expr VecGen::Address(const FlatAccess& a, int pp, int64_t dv, int vv) const {
+Expr VecEmitter::Address(const FlatAccess& a, int pp, int64_t dv, int vv) const {
   int64_t q = q_ >= 0 ? a.strides[q_] * vv : 0;
   Expr e = I(a.offset + (p_ >= 0 ? a.strides[p_] * pp : 0) + a.strides[v_] * dv + q);
   for (int i = 0; i < flat_.num_indices(); ++i)
@@ -94,7 +117,7 @@ Expr VecGen::Address(const FlatAccess& a, int pp, int64_t dv, int vv) const {
   return e;
 }
 
-Expr VecGen::HoldsOnBlock(const FlatConstraint& c) const {
+Expr VecEmitter::HoldsOnBlock(const FlatConstraint& c) const {
   int64_t worst = 0;
   Expr sum = I(0);
   for (int i = 0; i < flat_.num_indices(); ++i) {
@@ -112,7 +135,7 @@ Expr VecGen::HoldsOnBlock(const FlatConstraint& c) const {
   return sum + worst <= c.rhs;
 }
 
-Expr VecGen::FastCondition() const {
+Expr VecEmitter::FastCondition() const {
   Expr all;
   for (size_t n = 0; n < flat_.constraints.size(); ++n)
     if (!Handled(n)) all = And(all, HoldsOnBlock(flat_.constraints[n]));
@@ -121,7 +144,7 @@ Expr VecGen::FastCondition() const {
   return all;
 }
 
-Expr VecGen::BoundsInterior(int first) const {
+Expr VecEmitter::BoundsInterior(int first) const {
   Expr all;
   for (size_t n = 0; n < flat_.constraints.size(); ++n) {
     if (!IsLoopBound(n)) continue;
@@ -132,7 +155,7 @@ Expr VecGen::BoundsInterior(int first) const {
   return all;
 }
 
-Expr VecGen::PointValid(int pp) const {
+Expr VecEmitter::PointValid(int pp) const {
   Expr ok;
   for (size_t n = 0; n < flat_.constraints.size(); ++n) {
     const FlatConstraint& c = flat_.constraints[n];
@@ -146,7 +169,7 @@ Expr VecGen::PointValid(int pp) const {
   return ok;
 }
 
-Expr VecGen::LoadInput(int a, int pp, int vv, bool clamp) {
+Expr VecEmitter::LoadInput(int a, int pp, int vv, bool clamp) {
   const FlatAccess& acc = flat_.accesses[a];
   Expr buf = Buffer(acc.tensor);
   int width = vector_input_[a - 1] ? w_ : 1;
@@ -158,12 +181,12 @@ Expr VecGen::LoadInput(int a, int pp, int vv, bool clamp) {
   return v;
 }
 
-void VecGen::DeclareAccumulators(std::vector<Stmt>& top) const {
+void VecEmitter::DeclareAccumulators(std::vector<Stmt>& top) const {
   for (int pp = 0; pp < pb_; ++pp)
     for (int vv = 0; vv < nv_; ++vv) top.push_back(_Declare(VecType(), AccName(pp, vv), Identity()));
 }
 
-Stmt VecGen::Reduce(int first) {
+Stmt VecEmitter::Reduce(int first) {
   bool slow_needed = PTail() || VTail();
   for (size_t c = 0; c < flat_.constraints.size(); ++c) slow_needed |= !Handled(c);
   Expr fast = slow_needed ? FastCondition() : nullptr;
@@ -179,7 +202,7 @@ Stmt VecGen::Reduce(int first) {
   return _If(interior, Compute(false, first, /*whole_ranges=*/true), bounded);
 }
 
-Stmt VecGen::Compute(bool checks, int first, bool whole_ranges) {
+Stmt VecEmitter::Compute(bool checks, int first, bool whole_ranges) {
   for (size_t k = first; k < reductions_.size(); ++k) {
     int r = reductions_[k];
     pos_[r] = _Var(names_[r], Type::Index());
@@ -312,7 +335,7 @@ Stmt VecGen::Compute(bool checks, int first, bool whole_ranges) {
   return nest;
 }
 
-Stmt VecGen::LoopsOrCopies(int from, int to, const std::function<Stmt()>& inner, bool no_unroll_last,
+Stmt VecEmitter::LoopsOrCopies(int from, int to, const std::function<Stmt()>& inner, bool no_unroll_last,
                            bool whole_ranges) {
   if (from > to) return inner();
   int r = reductions_[from];
@@ -329,7 +352,7 @@ Stmt VecGen::LoopsOrCopies(int from, int to, const std::function<Stmt()>& inner,
   return _Block(std::move(copies));
 }
 
-Stmt VecGen::ReductionLoops(int from, int to, Stmt inner, bool no_unroll_last, bool whole_ranges) {
+Stmt VecEmitter::ReductionLoops(int from, int to, Stmt inner, bool no_unroll_last, bool whole_ranges) {
   int last = static_cast<int>(reductions_.size()) - 1;
   for (int k = to; k >= from; --k) {
     int r = reductions_[k];
@@ -364,7 +387,7 @@ Stmt VecGen::ReductionLoops(int from, int to, Stmt inner, bool no_unroll_last, b
   return inner;
 }
 
-Stmt VecGen::Stores() {
+Stmt VecEmitter::Stores() {
   // Storing reached elements only: masked where the block is not wholly valid.
   if (spec_.store_reached_only && (VTail() || !flat_.constraints.empty())) {
     Expr all = FastCondition();
@@ -374,7 +397,7 @@ Stmt VecGen::Stores() {
   return _If(Pos(v_) + VSpan() <= flat_.indices[v_].range, Epilogues(false), Epilogues(true));
 }
 
-Stmt VecGen::Epilogues(bool masked) {
+Stmt VecEmitter::Epilogues(bool masked) {
   std::vector<Stmt> rows;
   std::vector<Expr> tails;
   for (int vv = 0; vv < nv_ && masked; ++vv) {
@@ -421,7 +444,7 @@ bool NoLibraryCalls(const std::vector<lang::ElementwiseOp>& ops) {
 
 }  // namespace
 
-Stmt VecGen::Epilogue(int pp, const std::vector<Expr>& tails) {
+Stmt VecEmitter::Epilogue(int pp, const std::vector<Expr>& tails) {
   std::vector<Stmt> s;
   int counter = 0;
   using Env = std::map<std::string, Expr>;
@@ -508,7 +531,7 @@ Stmt VecGen::Epilogue(int pp, const std::vector<Expr>& tails) {
   return _Block(std::move(s));
 }
 
-Expr VecGen::StoreValid(int pp, int vv, int64_t dv) const {
+Expr VecEmitter::StoreValid(int pp, int vv, int64_t dv) const {
   if (!spec_.store_reached_only) return nullptr;
   Expr ok;
   for (const FlatConstraint& c : flat_.constraints) {
@@ -529,7 +552,7 @@ Expr VecGen::StoreValid(int pp, int vv, int64_t dv) const {
 
 // The accumulators' start: the aggregation's identity (a copy's, which
 // overwrites it, starts from 0 too).
-Expr VecGen::Identity() const {
+Expr VecEmitter::Identity() const {
   using lang::ast::AggOp;
   return AggIdentity(flat_.agg_op == AggOp::Assign ? AggOp::Sum : flat_.agg_op, VecType());
 }

@@ -390,13 +390,13 @@ TEST_P(CpuForms, SmallImagesChunkAlongTheRows) {
   std::vector<Conv> convs = {
       {{residual, {{"D", F32({2, 11, 7, 24})}, {"K", F32({3, 3, 24, 90})}, {"R", F32({2, 11, 7, 90})}}},
        "Grid: 1 x 2 x 4 work items (one per y block, co block, 6 x values, n)",
-       "Reduction chunks: i (14 KB of vector inputs each; 6 blocks' accumulators in memory; the next chunk prefetched)"},
+       "Reduction chunks: i (14 KB of vector inputs each; 6 blocks' accumulators in memory; the next chunk's K prefetched)"},
       {{residual, {{"D", F32({2, 11, 7, 100})}, {"K", F32({3, 3, 100, 90})}, {"R", F32({2, 11, 7, 90})}}},
        "Grid: 1 x 2 x 4 work items (one per y block, co block, 6 x values, n)",
-       "Reduction chunks: i, j, ci/50 (10 KB of vector inputs each; 6 blocks' accumulators in memory; the next chunk prefetched)"},
+       "Reduction chunks: i, j, ci/50 (10 KB of vector inputs each; 6 blocks' accumulators in memory; the next chunk's K prefetched)"},
       {{strided, {{"D", F32({2, 21, 13, 100})}, {"K", F32({3, 3, 100, 90})}}},
        "Grid: 1 x 2 x 4 work items (one per y block, co block, 6 x values, n)",
-       "Reduction chunks: i, j, ci/50 (10 KB of vector inputs each; 6 blocks' accumulators in memory; the next chunk prefetched)"},
+       "Reduction chunks: i, j, ci/50 (10 KB of vector inputs each; 6 blocks' accumulators in memory; the next chunk's K prefetched)"},
   };
   for (const Conv& c : convs) {
     std::string name = fmt::format("conv {}", c.chunks);

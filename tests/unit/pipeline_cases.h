@@ -143,7 +143,7 @@ inline std::vector<std::pair<Case, std::string>> ChunkCases() {
       {{"function (D[N, H, W, CI], G[N, H, W, CO]) -> (K) {\n"
         "  K[i, j, ci, co : 3, 3, CI, CO] = +(D[n, i + x - 1, j + y - 1, ci] * G[n, x, y, co]);\n}",
         {{"D", F32({1, 11, 53, 37})}, {"G", F32({1, 11, 53, 64})}}},
-       "blocks' accumulators in memory; the next chunk prefetched)"},
+       "blocks' accumulators in memory; the next chunk's D, G prefetched)"},
   };
 }
 
