@@ -191,6 +191,14 @@ class VecPlan : public FormState {
   int ChunkIndex() const;
   // Steps of reduction level k inside a chunk (a split level: its inner part).
   int64_t ChunkLevelSteps(int k) const;
+  // What one chunk of the work item reads of input a: its elements from the
+  // first to the last (`span`, all strides positive: `forward`), and how
+  // many it reads.
+  struct Span {
+    bool forward = true;
+    int64_t span = 1, read = 1;
+  };
+  Span ChunkSpan(int a) const;
   // The grid's range of index i: g's groups of SB values, else its range.
   int64_t GridRange(int i) const { return i == chunk_g_ ? g_groups_ : flat_.indices[i].range; }
   // Launch dimension 0: p blocks, or groups of SB of them.

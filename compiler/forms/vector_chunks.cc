@@ -186,6 +186,26 @@ int64_t VecPlan::ChunkLevelSteps(int k) const {
   return k == chunk_levels_ && chunk_split_ > 0 ? chunk_split_ : flat_.indices[reductions_[k]].range;
 }
 
+VecPlan::Span VecPlan::ChunkSpan(int a) const {
+  const FlatAccess& in = flat_.accesses[a];
+  Span s;
+  auto extent = [&](int i, int64_t count) {
+    if (i < 0 || in.strides[i] == 0 || count < 2) return;
+    s.forward &= in.strides[i] > 0;
+    s.span += in.strides[i] * (count - 1);
+    s.read = SaturatingMul(s.read, count);
+  };
+  for (int k = chunk_levels_; k <= static_cast<int>(reductions_.size()) - 1; ++k)
+    extent(reductions_[k], ChunkLevelSteps(k));
+  extent(p_, GChunked() ? pb_ : int64_t{sb_} * pb_);
+  if (GChunked()) extent(chunk_g_, sb_);
+  if (vector_input_[a - 1]) {
+    extent(v_, VSpan());
+    extent(q_, nv_);
+  }
+  return s;
+}
+
 void VecPlan::PlanPrefetch() {
   prefetch_.assign(flat_.num_inputs, Prefetch::None);
   int last = static_cast<int>(reductions_.size()) - 1;
@@ -196,23 +216,7 @@ void VecPlan::PlanPrefetch() {
   for (int a = 1; a <= flat_.num_inputs; ++a) {
     const FlatAccess& in = flat_.accesses[a];
     if (in.strides[c] == 0) continue;  // the same elements in every chunk
-    // The elements from the first to the last that the next chunk reads,
-    // and how many it reads.
-    bool forward = true;
-    int64_t span = 1, read = 1;
-    auto extent = [&](int i, int64_t count) {
-      if (i < 0 || in.strides[i] == 0 || count < 2) return;
-      forward &= in.strides[i] > 0;
-      span += in.strides[i] * (count - 1);
-      read = SaturatingMul(read, count);
-    };
-    for (int k = chunk_levels_; k <= last; ++k) extent(reductions_[k], ChunkLevelSteps(k));
-    extent(p_, GChunked() ? pb_ : int64_t{sb_} * pb_);
-    if (GChunked()) extent(chunk_g_, sb_);
-    if (vector_input_[a - 1]) {
-      extent(v_, VSpan());
-      extent(q_, nv_);
-    }
+    auto [forward, span, read] = ChunkSpan(a);
     // The next chunk's elements are new to the work item only where the
     // chunk steps past the span (a row further on: bench/grad W1 conv3x3 K),
     // not within it (a convolution's window one pixel on: the current
@@ -299,17 +303,7 @@ std::vector<Stmt> VecEmitter::NextChunkPrefetches() {
       pos_[chunk_g_] = _Var(names_[chunk_g_] + "_b", Type::Index());
     else
       pos_[p_] = _Index(sem::ThreadIndexKind::GroupId, 0) * (int64_t{sb_} * pb_);
-    int64_t span = 1;
-    auto extent = [&](int i, int64_t count) {
-      if (i >= 0 && in.strides[i] != 0 && count >= 2) span += in.strides[i] * (count - 1);
-    };
-    for (int k = chunk_levels_; k <= last; ++k) extent(reductions_[k], ChunkLevelSteps(k));
-    extent(p_, GChunked() ? pb_ : int64_t{sb_} * pb_);
-    if (GChunked()) extent(chunk_g_, sb_);
-    if (vector_input_[a - 1]) {
-      extent(v_, VSpan());
-      extent(q_, nv_);
-    }
+    int64_t span = ChunkSpan(a).span;
     int64_t line = 512 / lang::BitWidth(in.dtype);
     int64_t lines = (span + line - 1) / line;
     // One prefetch per slot where the lines are fewer than the slots (a
