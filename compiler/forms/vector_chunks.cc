@@ -267,10 +267,10 @@ std::vector<Stmt> VecEmitter::NextChunkPrefetches() {
   int64_t slots = SaturatingMul(steps, sb_);
   Expr slot = prefetch_block_ * steps + step;
   std::vector<Expr> saved = pos_;
-  // The chunk one step on.
-  auto next_chunk = [&] {
+  // The chunk one step on, at `inner` along a split level's inner part.
+  auto next_chunk = [&](Expr inner) {
     if (chunk_split_ > 0)
-      pos_[c] = (_Var(names_[c] + "_o", Type::Index()) + 1) * chunk_split_ + inner_pos(chunk_levels_);
+      pos_[c] = (_Var(names_[c] + "_o", Type::Index()) + 1) * chunk_split_ + inner;
     else
       pos_[c] = saved[c] + 1;
   };
@@ -282,7 +282,7 @@ std::vector<Stmt> VecEmitter::NextChunkPrefetches() {
       // This step's vectors in the next chunk, block b taking vectors
       // b, b + SB, …: the step's positions, the chunk one step on.
       pos_ = saved;
-      next_chunk();
+      next_chunk(inner_pos(chunk_levels_));
       int64_t per_vector = q_ >= 0 ? in.strides[q_] : int64_t{w_} * in.strides[v_];
       for (int j = 0; j * sb_ < nv_; ++j) {
         Expr vv = _Min(prefetch_block_ % int64_t{nv_} + int64_t{j} * sb_, I(nv_ - 1));
@@ -295,10 +295,7 @@ std::vector<Stmt> VecEmitter::NextChunkPrefetches() {
     // item's first block (of p, or of the grid index g).
     pos_ = saved;
     for (int k = chunk_levels_; k <= last; ++k) pos_[reductions_[k]] = I(0);
-    if (chunk_split_ > 0)
-      pos_[c] = (_Var(names_[c] + "_o", Type::Index()) + 1) * chunk_split_;
-    else
-      pos_[c] = saved[c] + 1;
+    next_chunk(I(0));
     if (GChunked())
       pos_[chunk_g_] = _Var(names_[chunk_g_] + "_b", Type::Index());
     else

@@ -237,6 +237,18 @@ TEST(LlvmPipeline, VectorFormReductionChunks) {
   }
 }
 
+// The chunked work items along p share the blocks out evenly: 13 blocks
+// are 7 + 6 on this CPU (9 + 4 before, which left one thread with the long
+// items), checked against the evaluator.
+TEST(LlvmPipeline, ChunkedBlocksAreSharedOutEvenly) {
+  compiler::CompileOptions o;
+  o.layouts.relayout = false;
+  const char* expect = "Grid: 2 x 1 x 9 work items (one per 7 ci blocks, co block, j, i)";
+  auto program = CheckOn(Avx512(), testing::BackwardWeightsCase(), {false, 1}, o, expect);
+  std::string plans = testing::VectorPlans(*program);
+  EXPECT_NE(plans.find(expect), std::string::npos) << plans;
+}
+
 TEST(LlvmPipeline, ReductionsAndUnreached) {
   Case c = testing::ReductionsCase();
   for (const Form& f : {Form{false, 1}, Form{false, 1, false}, Form{true, 16}})

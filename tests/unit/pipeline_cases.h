@@ -115,6 +115,15 @@ inline std::vector<std::pair<Case, std::string>> MaskedTailCases() {
   };
 }
 
+// A "same" convolution's backward-weights (bench/grad W1 K's shape, smaller,
+// sizes no block divides): the blocks along ci, chunks of one x row (53
+// steps), each chunk's blocks prefetching the next row of D and of G.
+inline Case BackwardWeightsCase() {
+  return {"function (D[N, H, W, CI], G[N, H, W, CO]) -> (K) {\n"
+          "  K[i, j, ci, co : 3, 3, CI, CO] = +(D[n, i + x - 1, j + y - 1, ci] * G[n, x, y, co]);\n}",
+          {{"D", F32({1, 11, 53, 37})}, {"G", F32({1, 11, 53, 64})}}};
+}
+
 // The vector form's reduction chunks (forms/vector_chunks.cc): vector-input
 // panels far larger than any L1 (so every CPU model chunks them), sizes no
 // block divides, each with the text its vector plan must contain.
@@ -136,14 +145,7 @@ inline std::vector<std::pair<Case, std::string>> ChunkCases() {
         {{"I", F32({2, 40, 11, 13})}, {"K", F32({64, 40, 3, 3})}},
         {{"I", "nChw16c"}, {"R", "nChw16c"}}},
        "Reduction chunks: kh, kw ("},
-      // A "same" convolution's backward-weights (bench/grad W1 K's shape,
-      // smaller, sizes no block divides): the blocks along ci, chunks of one
-      // x row (53 steps), each chunk's blocks prefetching the next row of D
-      // and of G.
-      {{"function (D[N, H, W, CI], G[N, H, W, CO]) -> (K) {\n"
-        "  K[i, j, ci, co : 3, 3, CI, CO] = +(D[n, i + x - 1, j + y - 1, ci] * G[n, x, y, co]);\n}",
-        {{"D", F32({1, 11, 53, 37})}, {"G", F32({1, 11, 53, 64})}}},
-       "blocks' accumulators in memory; the next chunk's D, G prefetched)"},
+      {BackwardWeightsCase(), "blocks' accumulators in memory; the next chunk's D, G prefetched)"},
   };
 }
 
