@@ -172,6 +172,14 @@ bool VecPlan::Plan() {
     reserve = std::max<int64_t>(reserve, nv_ + 2);
     int64_t budget = std::max<int64_t>(1, (regs - reserve) / nv_);
     if (!contraction_) budget = std::max<int64_t>(1, kElementwiseItem / (int64_t{nv_} * w_));
+    // Held rows (HoldRowsFits): PB broadcasts and one streamed vector beside
+    // the accumulators; taken where it holds more rows (16 registers, 4
+    // vectors: 3 rows instead of 2, 12 accumulators instead of 8).
+    const int64_t plain_budget = budget;
+    if (contraction_ && rows_ == 0 && HoldRowsFits()) {
+      int64_t held = (regs - 1) / (nv_ + 1);
+      if (held > budget) budget = held, hold_rows_ = true;
+    }
     if (rows_ > 0) budget = rows_;  // forced (CodegenOptions::vector_rows)
     int64_t range_p = flat_.indices[p_].range;
     budget = std::min(budget, range_p);
@@ -187,10 +195,12 @@ bool VecPlan::Plan() {
       if (padded < best_padded) best = b, best_padded = padded;
     }
     SetRows(best);
+    if (hold_rows_ && pb_ <= plain_budget) hold_rows_ = false, budget = std::min(plain_budget, range_p);
     rows_budget_ = budget;
     // A block that divides p's range exactly and is larger than the budget
     // (TakeExactBlock, once the innermost reduction is known) up to this.
-    exact_rows_max_ = contraction_ && rows_ == 0 ? std::min((regs - (reserve - 2)) / nv_, range_p) : 0;
+    exact_rows_max_ =
+        contraction_ && rows_ == 0 && !hold_rows_ ? std::min((regs - (reserve - 2)) / nv_, range_p) : 0;
     exact_rows_min_ = budget + 1;
   }
   for (int i : outs)
@@ -494,6 +504,17 @@ void VecPlan::TakeExactBlock() {
     if (range_p % b == 0) return SetRows(b);
 }
 
+bool VecPlan::HoldRowsFits() const {
+  if (flat_.num_inputs != 2 || flat_.comb_op != lang::ast::CombOp::Mul || nv_ < 2) return false;
+  int moving = 0, streamed = 0;
+  for (int a = 1; a <= 2; ++a) {
+    bool moves = flat_.accesses[a].strides[p_] != 0;
+    if (moves && !vector_input_[a - 1]) ++moving;
+    if (!moves && vector_input_[a - 1]) ++streamed;
+  }
+  return moving == 1 && streamed == 1;
+}
+
 bool VecPlan::ConstrainedAlongP(int i) const {
   for (const FlatConstraint& c : flat_.constraints)
     if (c.lhs[i] != 0 && c.lhs[v_] != 0) return true;
@@ -526,8 +547,9 @@ std::string VecPlan::PlanText() const {
                               : flat_.agg_op == lang::ast::AggOp::Min ? "min"
                                                                       : "product");
   if (q_ >= 0) s += fmt::format(" (vectors along {})", flat_.indices[q_].name);
-  if (p_ >= 0) s += fmt::format(", block of {} along {}{}", pb_, flat_.indices[p_].name,
-                                p_shift_ ? " (the last block shifted back)" : "");
+  if (p_ >= 0) s += fmt::format(", block of {} along {}{}{}", pb_, flat_.indices[p_].name,
+                                p_shift_ ? " (the last block shifted back)" : "",
+                                hold_rows_ ? " (rows' broadcasts held, vectors streamed)" : "");
   if (VTail()) s += ", masked tail";
   if (v_constrained_) s += fmt::format(", constraints on {} as lane masks", flat_.indices[v_].name);
   s += "\n";

@@ -113,6 +113,12 @@ class VecPlan : public FormState {
   // is checked once per block of a grid-chunked work item (BlockGuard).
   bool Handled(size_t c) const { return IsLoopBound(c) || (c < block_guard_.size() && block_guard_[c]); }
 
+  // A product of a broadcast that moves with p and a vector input that does
+  // not (a convolution's data and weights): the block may hold its rows'
+  // broadcasts and stream the vectors through them (hold_rows_), one vector
+  // at a time, PB + 1 registers beside the accumulators instead of NV + 1.
+  bool HoldRowsFits() const;
+
   // Lane masks are per vector and shared by the block's rows, so p must not
   // share a constraint with v.
   bool ConstrainedAlongP(int i) const;
@@ -243,6 +249,10 @@ class VecPlan : public FormState {
   int v_ = -1, w_ = 1, nv_ = 1;
   int p_ = -1, pb_ = 1;
   bool p_shift_ = false;  // the last p block starts at range - PB (no p tail)
+  // The unguarded reduction body loads every row's broadcast first and then
+  // each vector once, used by all rows (HoldRowsFits; oneDNN's AVX2 order),
+  // instead of loading the NV vectors first and each row's broadcast in turn.
+  bool hold_rows_ = false;
   int64_t exact_rows_min_ = 0, exact_rows_max_ = 0;  // TakeExactBlock's candidates
   int q_ = -1;  // the vectors step along q, not v (PlanVectorsAlongQ)
   int64_t vblocks_ = 1, pblocks_ = 1, grid_items_ = 1;
@@ -335,6 +345,14 @@ class VecEmitter : private VecPlan {
 
   // The block's accumulators, each declared with the aggregation's identity.
   void DeclareAccumulators(std::vector<Stmt>& top) const;
+
+  // The accumulator update of block row pp, vector vv, reading input a's
+  // value for vector v as value(a, v).
+  Stmt Update(int pp, int vv, const std::function<Expr(int, int)>& value) const;
+  // The unguarded innermost body with the rows' broadcasts held (hold_rows_):
+  // `body` (the prefetches), every row's broadcast, then per vector its
+  // load and the rows' multiply-adds.
+  Stmt HeldRowsBody(std::vector<Stmt> body);
 
   // The reduction at levels [first, last]: the fast path where the whole
   // block satisfies every checked constraint (FastCondition), else the

@@ -245,6 +245,7 @@ Stmt VecEmitter::Compute(bool checks, int first, bool whole_ranges) {
   auto make_body = [&](bool guarded) {
     std::vector<Stmt> body = NextChunkPrefetches();
     std::map<std::pair<int, int>, Expr> shared;  // (input, vv) -> value reused across p
+    if (hold_rows_ && !guarded) return HeldRowsBody(std::move(body));
     for (int a = 1; a <= flat_.num_inputs; ++a) {
       bool moves_with_p = p_ >= 0 && flat_.accesses[a].strides[p_] != 0;
       if (moves_with_p || pb_ == 1) continue;
@@ -265,25 +266,7 @@ Stmt VecEmitter::Compute(bool checks, int first, bool whole_ranges) {
         row.push_back(_Declare(InputVecType(a), name, LoadInput(a, pp, key_vv, false)));
         return local[{a, key_vv}] = _Var(name, InputVecType(a));
       };
-      for (int vv = 0; vv < nv_; ++vv) {
-        Expr acc = Acc(pp, vv);
-        Expr update;
-        switch (flat_.comb_op) {
-          case lang::ast::CombOp::Mul: update = _Fma(value(1, vv), value(2, vv), acc); break;
-          case lang::ast::CombOp::Add: update = acc + (value(1, vv) + value(2, vv)); break;
-          case lang::ast::CombOp::Cond:
-            update = acc + _Select(_Eq(value(1, vv), value(2, vv)), value(3, vv), _Float(0, VecType()));
-            break;
-          default:  // one operand: a copy (keeps -0.0), or aggregated
-            update = flat_.agg_op == lang::ast::AggOp::Assign ? value(1, vv)
-                                                              : AggCombine(flat_.agg_op, acc, value(1, vv));
-            break;
-        }
-        // Lanes a constraint excludes keep their sum (exact even where
-        // the other operand is inf or NaN).
-        if (v_constrained_ && !masks_.empty()) update = _Select(masks_[vv], update, acc);
-        row.push_back(_Assign(acc, update));
-      }
+      for (int vv = 0; vv < nv_; ++vv) row.push_back(Update(pp, vv, value));
       Stmt st = _Block(std::move(row));
       body.push_back(guarded && ok[pp] ? _If(ok[pp], st) : st);
     }
@@ -333,6 +316,46 @@ Stmt VecEmitter::Compute(bool checks, int first, bool whole_ranges) {
   for (size_t k = first; k < reductions_.size(); ++k) pos_[reductions_[k]] = nullptr;
   masks_.clear();
   return nest;
+}
+
+Stmt VecEmitter::Update(int pp, int vv, const std::function<Expr(int, int)>& value) const {
+  Expr acc = Acc(pp, vv);
+  Expr update;
+  switch (flat_.comb_op) {
+    case lang::ast::CombOp::Mul: update = _Fma(value(1, vv), value(2, vv), acc); break;
+    case lang::ast::CombOp::Add: update = acc + (value(1, vv) + value(2, vv)); break;
+    case lang::ast::CombOp::Cond:
+      update = acc + _Select(_Eq(value(1, vv), value(2, vv)), value(3, vv), _Float(0, VecType()));
+      break;
+    default:  // one operand: a copy (keeps -0.0), or aggregated
+      update = flat_.agg_op == lang::ast::AggOp::Assign ? value(1, vv) : AggCombine(flat_.agg_op, acc, value(1, vv));
+      break;
+  }
+  // Lanes a constraint excludes keep their sum (exact even where the other
+  // operand is inf or NaN).
+  if (v_constrained_ && !masks_.empty()) update = _Select(masks_[vv], update, acc);
+  return _Assign(acc, update);
+}
+
+Stmt VecEmitter::HeldRowsBody(std::vector<Stmt> body) {
+  // HoldRowsFits: one input moves with p (a broadcast per row), the other
+  // is a vector input that does not.
+  std::map<std::pair<int, int>, Expr> values;  // (input, row or vector) -> value
+  int moving = flat_.accesses[1].strides[p_] != 0 ? 1 : 2;
+  for (int pp = 0; pp < pb_; ++pp) {
+    std::string name = fmt::format("in{}_{}_0", moving, pp);
+    body.push_back(_Declare(InputVecType(moving), name, LoadInput(moving, pp, 0, false)));
+    values[{moving, pp}] = _Var(name, InputVecType(moving));
+  }
+  for (int vv = 0; vv < nv_; ++vv) {
+    int streamed = 3 - moving;
+    std::string name = fmt::format("in{}_{}", streamed, vv);
+    body.push_back(_Declare(InputVecType(streamed), name, LoadInput(streamed, 0, vv, false)));
+    values[{streamed, vv}] = _Var(name, InputVecType(streamed));
+    for (int pp = 0; pp < pb_; ++pp)
+      body.push_back(Update(pp, vv, [&](int a, int v) { return values.at({a, a == moving ? pp : v}); }));
+  }
+  return _Block(std::move(body));
 }
 
 Stmt VecEmitter::LoopsOrCopies(int from, int to, const std::function<Stmt()>& inner, bool no_unroll_last,

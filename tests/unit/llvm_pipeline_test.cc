@@ -249,6 +249,29 @@ TEST(LlvmPipeline, ChunkedBlocksAreSharedOutEvenly) {
   EXPECT_NE(plans.find(expect), std::string::npos) << plans;
 }
 
+// With 16 vector registers (x86-64-v3's AVX2) a product of a row broadcast
+// and 4 vectors holds 3 rows' broadcasts and streams the vectors through
+// them: 12 accumulators + 3 broadcasts + 1 vector; loading the 4 vectors
+// first leaves room for 2 rows (8 accumulators). With 32 registers (AVX-512)
+// the plain order already holds 6 rows and stays. Run against the evaluator
+// where the host has AVX2: a convolution with a masked co tail, padded
+// borders (the guarded rows keep the plain order) and a shifted last block,
+// and an odd matmul.
+TEST(LlvmPipeline, HeldRowsOnSixteenRegisters) {
+  auto avx2 = testing::PinnedDevice("llvm", testing::kAvx2Cpu);
+  const char* held = "(rows' broadcasts held, vectors streamed)";
+  Case conv{kConvRelu, {{"D", F32({1, 13, 17, 7})}, {"K", F32({3, 3, 60, 7})}}};
+  Case matmul{testing::kMatmul, {{"A", F32({29, 41})}, {"B", F32({41, 32})}}};
+  for (const auto& [c, expect] : {std::pair{conv, "block of 3 along y (the last block shifted back) "},
+                                  std::pair{matmul, "block of 3 along i (the last block shifted back) "}}) {
+    auto program = CheckOn(avx2, c, {false, 1}, {}, "held rows");
+    std::string plans = testing::VectorPlans(*program);
+    EXPECT_NE(plans.find(std::string(expect) + held), std::string::npos) << plans;
+    std::string wide = testing::VectorPlans(*CheckOn(Avx512(), c, {false, 1}, {}, "held rows, AVX-512"));
+    EXPECT_EQ(wide.find(held), std::string::npos) << wide;
+  }
+}
+
 TEST(LlvmPipeline, ReductionsAndUnreached) {
   Case c = testing::ReductionsCase();
   for (const Form& f : {Form{false, 1}, Form{false, 1, false}, Form{true, 16}})
