@@ -209,8 +209,9 @@ bool LargerThanTheCaches(int64_t bytes, int64_t factor, const HardwareModel& hw)
 }
 
 bool StreamingStoresPay(const KernelSpec& spec, const lang::Program& program, const HardwareModel& hw,
-                        int64_t bytes, int64_t factor) {
-  return LargerThanTheCaches(bytes, factor, hw) && !FitsInHalfTheLastLevelCache(spec, program, hw);
+                        int64_t bytes, int64_t factor, int64_t run_bytes) {
+  return run_bytes >= hw.mem_width && LargerThanTheCaches(bytes, factor, hw) &&
+         !FitsInHalfTheLastLevelCache(spec, program, hw);
 }
 
 }  // namespace tilec::compiler

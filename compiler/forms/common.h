@@ -110,11 +110,19 @@ bool FitsInHalfTheLastLevelCache(const KernelSpec& spec, const lang::Program& pr
 // elementwise kernels, bench/suite gelu erf 1024x3072 and tanh 4M) or
 // kCopyStreamingFactor (the transpose form's copies, bench/suite transpose
 // 2048x2048 and permute 021; nchw>nhwc 8x64x56x56 loses streamed).
+// `run_bytes`: the contiguous bytes a work item stores back to back; a
+// streaming store skips the caches well only for whole lines
+// (hw.mem_width): a run shorter than a line leaves the line's rest to a
+// store much later, and the write-combining buffers go to memory with
+// partial lines. AVX2 code of the transpose form (8-lane tiles, 32-byte
+// rows) ran 6-16x slower streamed on a Sapphire Rapids host (bench/suite
+// transpose 2048x2048 7.0 ms streamed, 1.09 ms cached; nchw>nChw16c
+// 8x64x112x112 15.9 vs 0.99 ms).
 constexpr int64_t kTemporaryStreamingFactor = 8;
 constexpr int64_t kResultStreamingFactor = 2;
 constexpr int64_t kCopyStreamingFactor = 4;
 bool StreamingStoresPay(const KernelSpec& spec, const lang::Program& program, const HardwareModel& hw,
-                        int64_t bytes, int64_t factor);
+                        int64_t bytes, int64_t factor, int64_t run_bytes);
 // Whether `bytes` exceed `factor` times the L2 caches' total: what "far
 // larger than the caches" means in the rules above and in the vector form's
 // column chunks (forms/vector_chunks.cc, at kCopyStreamingFactor).

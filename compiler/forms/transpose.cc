@@ -219,8 +219,10 @@ class TransposePlan : public FormState {
       if (i != o_ && out.strides[i] % w_ != 0) return false;
     int64_t bytes = SaturatingMul(out.limit, lang::BitWidth(dtype_) / 8);
     bool temporary = program_.Tensor(out.tensor).role == lang::TensorRole::Temporary;
+    // A tile's output rows are W lanes each.
     return StreamingStoresPay(spec_, program_, hw_, bytes,
-                              temporary ? kTemporaryStreamingFactor : kCopyStreamingFactor);
+                              temporary ? kTemporaryStreamingFactor : kCopyStreamingFactor,
+                              w_ * lang::BitWidth(dtype_) / 8);
   }
 };
 

@@ -523,11 +523,14 @@ bool VecPlan::ConstrainedAlongP(int i) const {
 
 bool VecPlan::StreamingStores() const {
   if (contraction_ || !vector_epilogue_) return false;
-  int64_t bytes = 0;
+  int64_t bytes = 0, run_bytes = INT64_MAX;
   bool temporaries = false;
   for (const std::string& t : flat_.kernel_outputs) {
     const FlatAccess& a = PointAccess(t);
-    bytes = SaturatingAdd(bytes, SaturatingMul(a.limit, lang::BitWidth(program_.Tensor(t).shape.dtype) / 8));
+    int64_t elem_bytes = lang::BitWidth(program_.Tensor(t).shape.dtype) / 8;
+    bytes = SaturatingAdd(bytes, SaturatingMul(a.limit, elem_bytes));
+    // A row's vectors are contiguous along v (along q, each is alone).
+    run_bytes = std::min(run_bytes, (q_ >= 0 ? w_ : VSpan()) * elem_bytes);
     temporaries |= program_.Tensor(t).role == lang::TensorRole::Temporary;
     if (a.offset % w_ != 0) return false;
     for (int i = 0; i < flat_.num_indices(); ++i)
@@ -536,7 +539,7 @@ bool VecPlan::StreamingStores() const {
   // A result goes back to the caller: above twice the L2 caches' total it
   // would only push the inputs out of the last level (StreamingStoresPay).
   return StreamingStoresPay(spec_, program_, hw_, bytes,
-                            temporaries ? kTemporaryStreamingFactor : kResultStreamingFactor);
+                            temporaries ? kTemporaryStreamingFactor : kResultStreamingFactor, run_bytes);
 }
 
 std::string VecPlan::PlanText() const {
