@@ -1,8 +1,10 @@
 // bench_machine: the machine's limits, as bench/suite/suite.py measures them
 // at start. Prints one JSON object:
 //   fma_gflops  the FMA peak: independent fused multiply-adds on the widest
-//               vectors the CPU has (AVX-512, else AVX2), on --threads threads,
-//               best of --runs (2 FLOPs per lane per FMA)
+//               vectors the CPU has (AVX-512, else AVX2), or on 8 lanes with
+//               --lanes 8 (the limit of AVX2 code on an AVX-512 host: suite.py
+//               --cpu x86-64-v3), on --threads threads, best of --runs (2
+//               FLOPs per lane per FMA)
 //   stream_gbps the streaming bandwidth: bench_peers' triad (peer_cpu.cc),
 //               a[i] = b[i] * s + c[i] over 3 x 16M floats, best of --runs
 #include <fmt/format.h>
@@ -55,13 +57,14 @@ double Seconds(const std::function<void()>& f) {
 }  // namespace
 
 int main(int argc, char** argv) {
-  int threads = 2, runs = 5;
+  int threads = 2, runs = 5, lanes_wanted = 0;
   for (int i = 1; i + 1 < argc; i += 2) {
     std::string a = argv[i];
     if (a == "--threads") threads = std::max(1, std::atoi(argv[i + 1]));
     if (a == "--runs") runs = std::max(1, std::atoi(argv[i + 1]));
+    if (a == "--lanes") lanes_wanted = std::atoi(argv[i + 1]);
   }
-  bool avx512 = __builtin_cpu_supports("avx512f");
+  bool avx512 = __builtin_cpu_supports("avx512f") && lanes_wanted != 8;
   int lanes = avx512 ? 16 : 8;
   const int64_t iterations = 20'000'000;
   volatile float sink = 0;
