@@ -166,6 +166,11 @@ sem::Expr AggCombine(AggOp agg, sem::Expr a, sem::Expr b) {
   TILEC_UNREACHABLE("an assignment has no combine");
 }
 
+sem::Expr MulAdd(const HardwareModel& hw, sem::Expr a, sem::Expr b, sem::Expr acc) {
+  return hw.has_fma ? sem::builder::_Fma(std::move(a), std::move(b), std::move(acc))
+                    : sem::builder::_Mad(std::move(a), std::move(b), std::move(acc));
+}
+
 sem::Expr AggCombineBool(AggOp agg, sem::Expr acc, sem::Expr v) {
   switch (agg) {
     case AggOp::Sum:

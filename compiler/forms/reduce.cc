@@ -271,7 +271,7 @@ class ReduceEmitter : private ReducePlan {
         if (v->type.dtype != acc_type_) v = _Cast(AccType(), v);
         in.push_back(v);
       }
-      return _Assign(Acc(a), _Fma(in[0], in[1], Acc(a)));
+      return _Assign(Acc(a), MulAdd(hw_, in[0], in[1], Acc(a)));
     }
     Expr update = Agg(Acc(a), Value(k, mask));
     // Masked-off lanes load 0: the identity of a sum, not of the others.

@@ -322,7 +322,7 @@ Stmt VecEmitter::Update(int pp, int vv, const std::function<Expr(int, int)>& val
   Expr acc = Acc(pp, vv);
   Expr update;
   switch (flat_.comb_op) {
-    case lang::ast::CombOp::Mul: update = _Fma(value(1, vv), value(2, vv), acc); break;
+    case lang::ast::CombOp::Mul: update = MulAdd(hw_, value(1, vv), value(2, vv), acc); break;
     case lang::ast::CombOp::Add: update = acc + (value(1, vv) + value(2, vv)); break;
     case lang::ast::CombOp::Cond:
       update = acc + _Select(_Eq(value(1, vv), value(2, vv)), value(3, vv), _Float(0, VecType()));

@@ -108,6 +108,9 @@ HardwareModel SeedExampleHardware() {
   hw.mem_width = 32;
   // The article's device is a GPU with programmer-managed local memory.
   hw.local_memory_managed = true;
+  // A GPU fuses its multiply-adds (OpenCL GPUs report CL_FP_FMA): the CPU
+  // forms' sums of products on this model are `fma` (forms/common.h MulAdd).
+  hw.has_fma = true;
   return hw;
 }
 

@@ -8,6 +8,7 @@
 
 #include <cstdio>
 
+#include "compiler/sem/printer.h"
 #include "hal/llvm/llvm_device.h"
 #include "runtime/launch_table.h"
 #include "tests/unit/pipeline_cases.h"
@@ -285,6 +286,29 @@ TEST(LlvmPipeline, HeldRowsOnSixteenRegisters) {
     EXPECT_NE(plans.find(std::string(expect) + held), std::string::npos) << plans;
     std::string wide = testing::VectorPlans(*CheckOn(Avx512(), c, {false, 1}, {}, "held rows, AVX-512"));
     EXPECT_EQ(wide.find(held), std::string::npos) << wide;
+  }
+}
+
+// x86-64-v2 has no FMA instructions, where an exactly rounded fma is a libm
+// call per lane: the vector and reduce forms' sums of products are `mad`
+// there (llvm.fmuladd: a multiply and an add), `fma` where the CPU fuses
+// (x86-64-v3). A convolution (vector form) and a GEMV (reduce form), each
+// against the evaluator where the host runs the code.
+TEST(LlvmPipeline, SumsOfProductsFuseOnlyWithFmaInstructions) {
+  Case conv{kConvRelu, {{"D", F32({1, 7, 9, 8})}, {"K", F32({3, 3, 8, 8})}}};
+  Case gemv{"function (A[M, K], X[K]) -> (Y) { Y[i : M] = +(A[i, k] * X[k]); }",
+            {{"A", F32({7, 300})}, {"X", F32({300})}}};
+  for (const auto& [c, form] : {std::pair{conv, "Vector form"}, std::pair{gemv, "Reduction form"}}) {
+    for (const char* cpu : {"x86-64-v2", testing::kAvx2Cpu}) {
+      bool fused = std::string(cpu) != "x86-64-v2";
+      auto program = CheckOn(testing::PinnedDevice("llvm", cpu), c, {false, 1}, {}, cpu);
+      std::string plans = testing::VectorPlans(*program);
+      EXPECT_NE(plans.find(form), std::string::npos) << cpu << "\n" << plans;
+      std::string sem = sem::Print(program->compiled().Module());
+      EXPECT_NE(sem.find(fused ? "= fma(" : "= mad("), std::string::npos) << cpu << "\n" << sem;
+      EXPECT_EQ(sem.find(fused ? "= mad(" : "= fma("), std::string::npos) << cpu << "\n" << sem;
+      EXPECT_EQ(program->TargetCode().find("@llvm.fma.") != std::string::npos, fused) << cpu;
+    }
   }
 }
 
