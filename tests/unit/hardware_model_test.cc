@@ -120,7 +120,7 @@ TEST(HardwareModelTest, ToStringIsStable) {
             "vector_registers=16\n"
             "mask_registers=false\n"
             "half_vector_rate=0.5\n"
-            "has_fma=false\n"
+            "has_fma=true\n"
             "has_fp16=false\n"
             "has_fp64=false\n");
   HardwareModel hw;
