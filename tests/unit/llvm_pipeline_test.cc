@@ -364,13 +364,14 @@ TEST(LlvmPipeline, DeviceRegistration) {
   EXPECT_THROW(hal::OpenDevice("llvm:gpu"), UserError);
 }
 
-// The plans of `source` on `shapes` compiled for the device's model with
-// these cache sizes (bytes; l3 0: unknown), one per kernel.
+// The plans of `source` on `shapes` compiled for an AVX-512 CPU's model
+// (testing::kAvx512Cpu: its 16-lane vectors and transpose rows store whole
+// cache lines) with these cache sizes (bytes; l3 0: unknown), one per kernel.
 std::vector<std::string> PlansWithCaches(const char* source, const std::map<std::string, lang::Shape>& shapes,
                                          int64_t l2, int64_t compute_units, int64_t l3) {
   lang::Program bound = lang::Bind(lang::Parse(MakeSource("caches.tile", source)), shapes);
   compiler::CompileOptions options;
-  options.hw = Device()->hardware_model();
+  options.hw = Avx512()->hardware_model();
   options.hw.l2_bytes = l2;
   options.hw.compute_units = compute_units;
   options.hw.l3_bytes = l3;
