@@ -292,6 +292,13 @@ std::optional<std::pair<std::string, std::vector<Polynomial>>> Deriver::WindowKe
     if (steps[k] < 0) plus = ast::MakeBinary(ast::BinaryOp::Add, plus, term);
     if (steps[k] > 0) minus = minus ? ast::MakeBinary(ast::BinaryOp::Add, minus, term) : term;
   }
+  // Window variables that do not move A's position (a window of one
+  // position along them: Extremum's rank check) add no term; with none left
+  // the key still reads the window, so that it is a tensor of its shape.
+  if (!minus && std::all_of(steps.begin(), steps.end(), [](int64_t s) { return s == 0; }))
+    plus = ast::MakeBinary(ast::BinaryOp::Add, plus,
+                           ast::MakeBinary(ast::BinaryOp::Mul, Call("index", {TensorExpr(shape), ast::MakeInt(0)}),
+                                           ast::MakeInt(0)));
   ExprPtr key = minus ? ast::MakeBinary(ast::BinaryOp::Sub, plus, minus) : plus;
   int bits = in.dtype == DataType::F64 ? 64 : 32;
   std::string name = Emit(Name(c.inputs[0].tensor) + "_key", Call("as_float", {key, ast::MakeInt(bits)}));

@@ -417,6 +417,20 @@ TEST(GradientRules, MaxWindowTiesGoToTheFirstElement) {
   EXPECT_EQ(Values(out.at("X_grad")), (std::vector<double>{0, 1, 0, 0, 6, 0, 0}));
 }
 
+// A max whose window variable does not move the input's position (its
+// steps cancel: B[-i + 1, i - 1, ...] with B's dims 1) has a window of one
+// position: its key is still a tensor over the window (difftest --grad seeds
+// 105413 and 105919 derived `B_key = as_float(1, 64)`, a constant, and the
+// gradient program failed to bind: an internal error).
+TEST(GradientRules, MaxOverAWindowThatDoesNotMoveTheInput) {
+  CheckGradient("function (B[N1, N0, N0, N0]) -> (T0) { T0[k : N0] = >(B[-i + N1, i - 1, k, k]); }",
+                {{"B", In{{1, 1, 1, 1}}}}, "difftest --grad seed 105413");
+  CheckGradient("function (A[N1, N1, N0]) -> (T4) { T0[i : N1] = >(A[i, -j + N1, j - 1]); T4 = T0; }",
+                {{"A", In{{1, 1, 1}}}}, "difftest --grad seed 105919");
+  CheckCompiled("function (B[N1, N0, N0, N0]) -> (T0) { T0[k : N0] = >(B[-i + N1, i - 1, k, k]); }",
+                {{"B", In{{1, 1, 1, 1}}}}, "difftest --grad seed 105413, compiled");
+}
+
 // Elementwise min/max of two equal values give each half (PyTorch's rule).
 TEST(GradientRules, ElementwiseMaxTiesSplitEvenly) {
   auto g = Derive("function (X[N], Y[N]) -> (O) { O = max(X, Y); }",
