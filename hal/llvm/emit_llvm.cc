@@ -35,7 +35,7 @@ std::unique_ptr<llvm::Module> EmitLLVM(const sem::Module& module, llvm::LLVMCont
     } else if (f.work_group_size) {
       local = *f.work_group_size;
     }
-    FunctionLowering(*m, f, local, options.vector_isa).Emit();
+    FunctionLowering(*m, f, local, options.vector_isa, options.fma).Emit();
   }
   std::string problems;
   llvm::raw_string_ostream os(problems);
@@ -72,8 +72,8 @@ std::string ModuleKey(const llvm::Module& module) {
 std::string SemModuleKey(const sem::Module& module, const EmitOptions& options) {
   const std::string& id = EmitterBuildId();
   if (id.empty()) return {};
-  std::string key = fmt::format("sem module\nemitter {}\n{}\n{}\nisa {}\n", id, options.target_triple,
-                                options.data_layout, static_cast<int>(options.vector_isa));
+  std::string key = fmt::format("sem module\nemitter {}\n{}\n{}\nisa {}\nfma {}\n", id, options.target_triple,
+                                options.data_layout, static_cast<int>(options.vector_isa), options.fma);
   for (const auto& [name, local] : options.local_sizes)
     key += fmt::format("local {} {} {} {}\n", name, local[0], local[1], local[2]);
   return key + sem::Print(module);

@@ -69,6 +69,11 @@ struct EmitOptions {
   // Which libmvec variants math builtins on vectors may call (the host's
   // when the library loaded, Jit::vector_isa); None: libm lane by lane.
   VectorIsa vector_isa = VectorIsa::None;
+  // The CPU has FMA instructions (Jit::fma). Without them the inline math
+  // (inline_math.h), written with fused multiply-adds, is not used: an
+  // exactly rounded llvm.fma would be a libm call per lane; math builtins
+  // call the library (libmvec's variants, or libm lane by lane).
+  bool fma = true;
 };
 
 // The entry point of kernel `kernel`: "<kernel>_groups".

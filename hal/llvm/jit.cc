@@ -74,6 +74,7 @@ struct Jit::Impl {
   // libmvec (vector_math.h), when the process could load it.
   llvm::sys::DynamicLibrary vector_library;
   VectorIsa vector_isa = VectorIsa::None;
+  bool fma = true;
   std::vector<VectorMapping> mappings;  // owns the names `vector_functions` points to
   std::vector<llvm::VecDesc> vector_functions;
   ObjectRecorder objects;
@@ -127,6 +128,7 @@ Jit::Jit(const CpuInfo& cpu) : impl_(std::make_unique<Impl>()) {
     impl->log += Message(std::move(e)) + "\n";
   });
   impl_->triple = impl_->jit->getTargetTriple().str();
+  impl_->fma = cpu.fma;
   std::string error;
   impl_->vector_library =
       llvm::sys::DynamicLibrary::getPermanentLibrary(VectorLibraryName(), &error);
@@ -148,6 +150,7 @@ const std::string& Jit::target_triple() const { return impl_->triple; }
 const std::string& Jit::data_layout() const { return impl_->data_layout; }
 const std::string& Jit::cpu_name() const { return impl_->cpu; }
 VectorIsa Jit::vector_isa() const { return impl_->vector_isa; }
+bool Jit::fma() const { return impl_->fma; }
 const std::string& Jit::cpu_features() const { return impl_->features; }
 
 llvm::orc::JITDylib& Jit::Impl::NewDylib(const std::string& name) {

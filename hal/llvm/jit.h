@@ -44,6 +44,9 @@ class Jit {
   const std::string& cpu_name() const;  // LLVM's name of the CPU compiled for ("znver4")
   // The libmvec variants kernels may call: the host's, None without libmvec.
   VectorIsa vector_isa() const;
+  // The CPU has fused multiply-add instructions (x86-64-v3 and later,
+  // every AArch64 core): inline math may use llvm.fma.
+  bool fma() const;
 
   // Runs the O3 pipeline on `module` (its triple and data layout set to the CPU's).
   void Optimize(llvm::Module& module);

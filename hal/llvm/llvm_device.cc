@@ -220,6 +220,7 @@ struct LlvmDevice::Impl {
     o.target_triple = jit.target_triple();
     o.data_layout = jit.data_layout();
     o.vector_isa = jit.vector_isa();
+    o.fma = jit.fma();
     return o;
   }
 };

@@ -469,7 +469,7 @@ llvm::Value* FunctionLowering::MathCall(CallFn fn, const Type& t, std::vector<ll
     auto beyond = [&] { return fn == CallFn::Pow ? PowBeyondFast(b_, args[0], args[1], library) : library(); };
     const char* name = fn == CallFn::Pow ? "pow.wide" : fn == CallFn::Exp ? "exp" : "log";
     out = IfThen(b_, AnyLaneOutside(b_, fast->second.ok), beyond, fast->second.value, name, /*unlikely=*/true);
-  } else if (!is_double && HasInlineMath(fn, t.width)) {
+  } else if (!is_double && fma_ && HasInlineMath(fn, t.width)) {
     out = fn == CallFn::Erf    ? InlineErf(b_, args[0], Avx512Table(t.width))
           : fn == CallFn::Tanh ? InlineTanh(b_, args[0])
           : fn == CallFn::Exp ? InlineExp(b_, args[0], library)

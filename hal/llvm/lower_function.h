@@ -29,9 +29,11 @@ inline llvm::Type* WithLanes(llvm::Type* t, int width) {
 class FunctionLowering {
  public:
   // `local` is the work-group size of a kernel (ignored for helpers); math
-  // builtins on vectors call the libmvec variants `vector_isa` runs.
+  // builtins on vectors call the libmvec variants `vector_isa` runs; `fma`:
+  // the CPU has FMA instructions, so the inline math may be used
+  // (EmitOptions::fma).
   FunctionLowering(llvm::Module& module, const sem::Function& f, std::array<int64_t, 3> local,
-                   VectorIsa vector_isa);
+                   VectorIsa vector_isa, bool fma = true);
 
   // Emits @name (and @name_groups for a kernel) into the module.
   void Emit();
@@ -135,6 +137,7 @@ class FunctionLowering {
 
   std::array<int64_t, 3> local_;
   VectorIsa vector_isa_;
+  bool fma_ = true;
   int64_t group_size_ = 1;
   bool barrier_form_ = false;
 

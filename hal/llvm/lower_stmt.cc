@@ -94,13 +94,14 @@ bool Versionable(const Stmt& s) {
 }  // namespace
 
 FunctionLowering::FunctionLowering(llvm::Module& module, const Function& f,
-                                   std::array<int64_t, 3> local, VectorIsa vector_isa)
+                                   std::array<int64_t, 3> local, VectorIsa vector_isa, bool fma)
     : ctx_(module.getContext()),
       module_(module),
       f_(f),
       b_(module.getContext()),
       local_(local),
-      vector_isa_(vector_isa) {
+      vector_isa_(vector_isa),
+      fma_(fma) {
   for (int64_t n : local_) {
     TILEC_CHECK(n >= 1, "llvm: kernel '{}' has work-group size {}", f_.name, n);
     group_size_ *= n;
@@ -178,7 +179,7 @@ void FunctionLowering::Stmts(const std::vector<Stmt>& stmts) {
     size_t end = i;
     FastPathCounter calls;
     while (end < stmts.size() && Versionable(stmts[end]) && fresh(stmts[end])) calls.Visit(stmts[end++]);
-    if (calls.count >= 2) {
+    if (fma_ && calls.count >= 2) {  // the fast paths are inline math
       VersionedDeclares(stmts, i, end);
       i = end;
       continue;

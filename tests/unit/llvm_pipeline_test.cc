@@ -312,6 +312,21 @@ TEST(LlvmPipeline, SumsOfProductsFuseOnlyWithFmaInstructions) {
   }
 }
 
+// The math builtins on a CPU without FMA instructions (x86-64-v2) call the
+// library instead of the inline math (no llvm.fma, which would be a libm
+// call per lane); x86-64-v3 keeps the inline math. Both against the
+// evaluator where the host runs the code.
+TEST(LlvmPipeline, MathWithoutFmaCallsTheLibrary) {
+  Case c{"function (X[N, M]) -> (Y) { Y = 0.5 * X * (1.0 + erf(X * 0.7)) + exp(X) + log(X * X + 1) + "
+         "tanh(X) + pow(X * X + 1, X); }",
+         {{"X", F32({5, 67})}}};
+  for (const char* cpu : {"x86-64-v2", testing::kAvx2Cpu}) {
+    auto program = CheckOn(testing::PinnedDevice("llvm", cpu), c, {false, 1}, {}, cpu, 1e-5);
+    bool fma = std::string(cpu) != "x86-64-v2";
+    EXPECT_EQ(program->TargetCode().find("@llvm.fma.") != std::string::npos, fma) << cpu;
+  }
+}
+
 TEST(LlvmPipeline, ReductionsAndUnreached) {
   Case c = testing::ReductionsCase();
   for (const Form& f : {Form{false, 1}, Form{false, 1, false}, Form{true, 16}})

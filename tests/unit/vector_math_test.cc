@@ -144,6 +144,26 @@ TEST(VectorMath, VectorCallsUseTheWidestVariants) {
   EXPECT_EQ(Count(ir, "call <16 x float> @_ZGVeN16v_sinf("), 1u) << ir;
 }
 
+// Without FMA instructions (x86-64-v2, EmitOptions::fma false) the inline
+// math, written with fused multiply-adds, is not used: an exactly rounded
+// llvm.fma would be a libm fmaf call per lane there. The functions call
+// libmvec's SSE variants (4 lanes) or libm, and nothing is versioned.
+TEST(VectorMath, WithoutFmaTheLibraryComputesTheMath) {
+  EmitOptions sse;
+  sse.vector_isa = VectorIsa::Sse;
+  sse.fma = false;
+  for (CallFn fn : {CallFn::Erf, CallFn::Exp, CallFn::Log, CallFn::Pow, CallFn::Tanh}) {
+    std::string ir = EmitLLVMText(ModuleOf(MathKernel(fn, DataType::F32, {4, 1}, 8)), sse);
+    EXPECT_EQ(Count(ir, "@llvm.fma."), 0u) << ir;
+    EXPECT_EQ(Count(ir, ".special:"), 0u) << ir;  // no fast version
+    sse.fma = true;
+    EXPECT_NE(Count(EmitLLVMText(ModuleOf(MathKernel(fn, DataType::F32, {4, 1}, 8)), sse), "@llvm.fma."), 0u);
+    sse.fma = false;
+  }
+  std::string ir = EmitLLVMText(ModuleOf(MathKernel(CallFn::Exp, DataType::F32, {4}, 8)), sse);
+  EXPECT_EQ(Count(ir, "call <4 x float> @_ZGVbN4v_expf("), 1u) << ir;
+}
+
 // f32 erf, pow and exp are inline IR (inline_math.h): no libmvec call for
 // erf; pow and exp call libmvec only in the block for vectors with a special
 // lane. f64 keeps libmvec.
