@@ -244,8 +244,8 @@ Stmt VecEmitter::Compute(bool checks, int first, bool whole_ranges) {
   // ok flag, shared loads clamped.
   auto make_body = [&](bool guarded) {
     std::vector<Stmt> body = NextChunkPrefetches();
-    std::map<std::pair<int, int>, Expr> shared;  // (input, vv) -> value reused across p
     if (hold_rows_ && !guarded) return HeldRowsBody(std::move(body));
+    std::map<std::pair<int, int>, Expr> shared;  // (input, vv) -> value reused across p
     for (int a = 1; a <= flat_.num_inputs; ++a) {
       bool moves_with_p = p_ >= 0 && flat_.accesses[a].strides[p_] != 0;
       if (moves_with_p || pb_ == 1) continue;
@@ -340,20 +340,19 @@ Stmt VecEmitter::Update(int pp, int vv, const std::function<Expr(int, int)>& val
 Stmt VecEmitter::HeldRowsBody(std::vector<Stmt> body) {
   // HoldRowsFits: one input moves with p (a broadcast per row), the other
   // is a vector input that does not.
-  std::map<std::pair<int, int>, Expr> values;  // (input, row or vector) -> value
-  int moving = flat_.accesses[1].strides[p_] != 0 ? 1 : 2;
+  int moving = flat_.accesses[1].strides[p_] != 0 ? 1 : 2, streamed = 3 - moving;
+  std::vector<Expr> rows;  // each row's broadcast
   for (int pp = 0; pp < pb_; ++pp) {
     std::string name = fmt::format("in{}_{}_0", moving, pp);
     body.push_back(_Declare(InputVecType(moving), name, LoadInput(moving, pp, 0, false)));
-    values[{moving, pp}] = _Var(name, InputVecType(moving));
+    rows.push_back(_Var(name, InputVecType(moving)));
   }
   for (int vv = 0; vv < nv_; ++vv) {
-    int streamed = 3 - moving;
     std::string name = fmt::format("in{}_{}", streamed, vv);
     body.push_back(_Declare(InputVecType(streamed), name, LoadInput(streamed, 0, vv, false)));
-    values[{streamed, vv}] = _Var(name, InputVecType(streamed));
+    Expr vector = _Var(name, InputVecType(streamed));
     for (int pp = 0; pp < pb_; ++pp)
-      body.push_back(Update(pp, vv, [&](int a, int v) { return values.at({a, a == moving ? pp : v}); }));
+      body.push_back(Update(pp, vv, [&](int a, int) { return a == moving ? rows[pp] : vector; }));
   }
   return _Block(std::move(body));
 }
