@@ -108,6 +108,14 @@ GeneratedKernel StartCpuKernel(const KernelSpec& spec, const lang::Program& prog
   return out;
 }
 
+GeneratedKernel EndCpuKernel(GeneratedKernel out, std::vector<sem::Stmt> top, std::array<int64_t, 3> global) {
+  out.function.body = sem::builder::_Block(std::move(top));
+  out.function.work_group_size = std::array<int64_t, 3>{1, 1, 1};
+  out.local = {1, 1, 1};
+  out.global = global;
+  return out;
+}
+
 const FlatAccess& PointAccess(const KernelSpec& spec, const std::string& tensor) {
   const FlatContraction& flat = spec.flat;
   if (flat.accesses.at(0).tensor == tensor) return flat.accesses[0];

@@ -5,6 +5,7 @@
 // once; what only one form needs stays in its own file.
 #pragma once
 
+#include <array>
 #include <cstdint>
 #include <memory>
 #include <optional>
@@ -40,6 +41,9 @@ const FlatAccess& PointAccess(const KernelSpec& spec, const std::string& tensor)
 // their VarRefs in order, `top` the kernel's comment.
 GeneratedKernel StartCpuKernel(const KernelSpec& spec, const lang::Program& program,
                                std::vector<sem::Expr>& params, std::vector<sem::Stmt>& top);
+// The end every CPU form shares, StartCpuKernel's twin: `out` with `top` as
+// its body, one work item per group, `global` groups.
+GeneratedKernel EndCpuKernel(GeneratedKernel out, std::vector<sem::Stmt> top, std::array<int64_t, 3> global);
 // The parameter (as a VarRef) holding `tensor`'s buffer; `params` are the
 // VarRefs of BufferParams(spec, …) in order.
 sem::Expr BufferOf(const KernelSpec& spec, const std::vector<sem::Expr>& params,
@@ -72,6 +76,26 @@ GeneratedKernel FinishKernel(const FormPlan& plan, GeneratedKernel kernel);
 // kernel to the flat form; without post-ops a contraction leaves 0 there
 // anyway (ir/flat.h: padding).
 bool PaddingNeedsZeros(const KernelSpec& spec);
+// A CPU form whose Plan turns away a kernel with padding to zero
+// (PaddingNeedsZeros) and otherwise runs `PlanT` (a FormState: `bool Plan()`,
+// `PlanText()`), and whose Emit runs `EmitterT` on it (the reduce and
+// transpose forms).
+template <Form kId, typename PlanT, typename EmitterT>
+class PlannedCpuForm final : public FormImpl {
+ public:
+  Form id() const override { return kId; }
+  std::optional<FormPlan> Plan(const KernelSpec& spec, const lang::Program& program, const HardwareModel& hw,
+                               const CodegenOptions& options) const override {
+    if (PaddingNeedsZeros(spec)) return std::nullopt;
+    auto state = std::make_shared<PlanT>(spec, program, hw);
+    if (!state->Plan()) return std::nullopt;
+    std::string text = state->PlanText();
+    return KeepState(StartPlan(id(), spec, program, hw, options), std::move(state), std::move(text));
+  }
+  GeneratedKernel Emit(const FormPlan& plan) const override {
+    return FinishKernel(plan, EmitterT(StateOf<PlanT>(plan, *this)).Emit());
+  }
+};
 
 // --- Aggregations ----------------------------------------------------------------
 

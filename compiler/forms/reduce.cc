@@ -217,11 +217,7 @@ class ReduceEmitter : private ReducePlan {
     if (acc_type_ != dtype_) value = _Cast(Type::Scalar(dtype_), value);
     top.push_back(Epilogue(value));
 
-    out.function.body = _Block(std::move(top));
-    out.function.work_group_size = std::array<int64_t, 3>{1, 1, 1};
-    out.local = {1, 1, 1};
-    out.global = {grid_items_, 1, 1};
-    return out;
+    return EndCpuKernel(std::move(out), std::move(top), {grid_items_, 1, 1});
   }
 
  private:
@@ -344,27 +340,11 @@ class ReduceEmitter : private ReducePlan {
   std::vector<Expr> pos_;
 };
 
-// Plan decides (ReducePlan), Emit builds (ReduceEmitter).
-class ReduceFormImpl final : public FormImpl {
- public:
-  Form id() const override { return Form::Reduce; }
-  std::optional<FormPlan> Plan(const KernelSpec& spec, const lang::Program& program, const HardwareModel& hw,
-                               const CodegenOptions& options) const override {
-    if (PaddingNeedsZeros(spec)) return std::nullopt;
-    auto state = std::make_shared<ReducePlan>(spec, program, hw);
-    if (!state->Plan()) return std::nullopt;
-    std::string text = state->PlanText();
-    return KeepState(StartPlan(id(), spec, program, hw, options), std::move(state), std::move(text));
-  }
-  GeneratedKernel Emit(const FormPlan& plan) const override {
-    return FinishKernel(plan, ReduceEmitter(StateOf<ReducePlan>(plan, *this)).Emit());
-  }
-};
-
 }  // namespace
 
+// Plan decides (ReducePlan), Emit builds (ReduceEmitter).
 const FormImpl& ReduceForm() {
-  static const ReduceFormImpl form;
+  static const PlannedCpuForm<Form::Reduce, ReducePlan, ReduceEmitter> form;
   return form;
 }
 

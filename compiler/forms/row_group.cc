@@ -214,11 +214,7 @@ class RowGroupEmitter : private RowGroupPlan {
     Expr row_first = _Var("row_first", Type::Index());
     Expr end = rows_ % block_ == 0 ? row_first + block_ : _Min(row_first + block_, I(rows_));
     top.push_back(_For("row", row_first, end, 1, RowBody()));
-    out.function.body = _Block(std::move(top));
-    out.function.work_group_size = std::array<int64_t, 3>{1, 1, 1};
-    out.local = {1, 1, 1};
-    out.global = {items_, 1, 1};
-    return out;
+    return EndCpuKernel(std::move(out), std::move(top), {items_, 1, 1});
   }
 
  private:

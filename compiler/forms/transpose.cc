@@ -265,11 +265,7 @@ class TransposeEmitter : private TransposePlan {
       pos_[n_] = n0;
     }
     top.push_back(tile);
-    out.function.body = _Block(std::move(top));
-    out.function.work_group_size = std::array<int64_t, 3>{1, 1, 1};
-    out.local = {1, 1, 1};
-    out.global = {GroupsN(), GroupsO(), grid_items_};
-    return out;
+    return EndCpuKernel(std::move(out), std::move(top), {GroupsN(), GroupsO(), grid_items_});
   }
 
  private:
@@ -393,27 +389,11 @@ class TransposeEmitter : private TransposePlan {
   std::vector<Expr> pos_;
 };
 
-// Plan decides (TransposePlan), Emit builds (TransposeEmitter).
-class TransposeFormImpl final : public FormImpl {
- public:
-  Form id() const override { return Form::Transpose; }
-  std::optional<FormPlan> Plan(const KernelSpec& spec, const lang::Program& program, const HardwareModel& hw,
-                               const CodegenOptions& options) const override {
-    if (PaddingNeedsZeros(spec)) return std::nullopt;
-    auto state = std::make_shared<TransposePlan>(spec, program, hw);
-    if (!state->Plan()) return std::nullopt;
-    std::string text = state->PlanText();
-    return KeepState(StartPlan(id(), spec, program, hw, options), std::move(state), std::move(text));
-  }
-  GeneratedKernel Emit(const FormPlan& plan) const override {
-    return FinishKernel(plan, TransposeEmitter(StateOf<TransposePlan>(plan, *this)).Emit());
-  }
-};
-
 }  // namespace
 
+// Plan decides (TransposePlan), Emit builds (TransposeEmitter).
 const FormImpl& TransposeForm() {
-  static const TransposeFormImpl form;
+  static const PlannedCpuForm<Form::Transpose, TransposePlan, TransposeEmitter> form;
   return form;
 }
 

@@ -33,12 +33,9 @@ GeneratedKernel VecEmitter::Emit() {
   }
   // The stores (the chunked form stores block by block).
   if (!Chunked()) top.push_back(Stores());
-  out.function.body = _Block(std::move(top));
-  out.function.work_group_size = std::array<int64_t, 3>{1, 1, 1};
-  out.local = {1, 1, 1};
-  out.global = v_outer_ ? std::array<int64_t, 3>{PGroups(), grid_items_, VGroups()}
-                        : std::array<int64_t, 3>{PGroups(), VGroups(), grid_items_};
-  return out;
+  return EndCpuKernel(std::move(out), std::move(top),
+                      v_outer_ ? std::array<int64_t, 3>{PGroups(), grid_items_, VGroups()}
+                               : std::array<int64_t, 3>{PGroups(), VGroups(), grid_items_});
 }
 
 void VecEmitter::DeclarePositions(std::vector<Stmt>& top) {
