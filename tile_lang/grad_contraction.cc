@@ -295,7 +295,7 @@ std::optional<std::pair<std::string, std::vector<Polynomial>>> Deriver::WindowKe
   // Window variables that do not move A's position (a window of one
   // position along them: Extremum's rank check) add no term; with none left
   // the key still reads the window, so that it is a tensor of its shape.
-  if (!minus && std::all_of(steps.begin(), steps.end(), [](int64_t s) { return s == 0; }))
+  if (std::all_of(steps.begin(), steps.end(), [](int64_t s) { return s == 0; }))
     plus = ast::MakeBinary(ast::BinaryOp::Add, plus,
                            ast::MakeBinary(ast::BinaryOp::Mul, Call("index", {TensorExpr(shape), ast::MakeInt(0)}),
                                            ast::MakeInt(0)));
