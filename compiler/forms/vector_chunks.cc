@@ -223,7 +223,7 @@ void VecPlan::PlanPrefetch() {
     // chunk has read those lines, and the prefetches only cost loads).
     int64_t chunk_step = Abs(in.strides[c]) * (chunk_split_ > 0 ? chunk_split_ : 1);
     if (!forward || chunk_step < span) continue;
-    int64_t line = 512 / lang::BitWidth(in.dtype);  // elements per 64-byte line
+    int64_t line = LineElements(in.dtype);
     // Dense (half of the span read or more): the lines of the span, shared
     // out over the blocks' steps, at most 4 per step.
     if (span <= 2 * read) {
@@ -301,7 +301,7 @@ std::vector<Stmt> VecEmitter::NextChunkPrefetches() {
     else
       pos_[p_] = _Index(sem::ThreadIndexKind::GroupId, 0) * (int64_t{sb_} * pb_);
     int64_t span = ChunkSpan(a).span;
-    int64_t line = 512 / lang::BitWidth(in.dtype);
+    int64_t line = LineElements(in.dtype);
     int64_t lines = (span + line - 1) / line;
     // One prefetch per slot where the lines are fewer than the slots (a
     // line then comes up more than once: a hit, and no branch), else a few.
