@@ -10,7 +10,10 @@
 //     vectors per work item (NV*W consecutive values of v); a range that W
 //     or NV*W does not divide ends in a masked tail (masked loads and
 //     stores), and a constraint on v (a "same" convolution along W) becomes
-//     a lane mask of the loads and the multiply-adds;
+//     a lane mask of the loads and the multiply-adds, unless it mentions
+//     output indices only (a blocked layout's padded channels) and the
+//     unmasked loads stay in their buffers: then the sums of the lanes it
+//     excludes are reset once, before the post-ops;
 //   * a block index p: another output index, PB consecutive values, chosen so
 //     that the vector loads are reused across it (stride 0 in the inputs that
 //     move along v);
@@ -121,12 +124,12 @@ bool VecPlan::Plan() {
       break;
     }
   vblocks_ = (nvec + nv_ - 1) / nv_;
-  for (const FlatConstraint& c : flat_.constraints) v_constrained_ |= c.lhs[v_] != 0;
 
   // Inputs along v: vector loads (stride 1) or broadcasts (stride 0).
   for (int a = 1; a <= flat_.num_inputs; ++a)
     vector_input_.push_back(flat_.accesses[a].strides[v_] == 1);
   if (nvec == 1) PlanVectorsAlongQ();
+  PlanLaneConstraints();
 
   // The block index (contractions): reuse of the vector loads first, then
   // the output's smallest stride.
@@ -515,6 +518,35 @@ bool VecPlan::HoldRowsFits() const {
   return moving == 1 && streamed == 1;
 }
 
+void VecPlan::PlanLaneConstraints() {
+  deferred_.assign(flat_.constraints.size(), false);
+  v_constrained_ = false;
+  std::vector<bool> lanes(flat_.num_indices(), false);  // the indices of the constraints on v
+  bool defer = contraction_ && !spec_.store_reached_only;
+  for (const FlatConstraint& c : flat_.constraints) {
+    if (c.lhs[v_] == 0) continue;
+    v_constrained_ = true;
+    for (int i = 0; i < flat_.num_indices(); ++i)
+      if (c.lhs[i] != 0) {
+        lanes[i] = true;
+        defer &= flat_.output().strides[i] != 0;
+      }
+  }
+  if (!v_constrained_ || !defer) return;
+  for (const FlatConstraint& c : flat_.constraints)
+    for (int i = 0; i < flat_.num_indices() && c.lhs[v_] == 0; ++i)
+      if (c.lhs[i] != 0 && lanes[i]) return;
+  // An excluded lane's vector load is no longer masked: it must stay in
+  // the buffer (the panel's or the blocked tensor's padding).
+  for (int a = 1; a <= flat_.num_inputs; ++a) {
+    if (!vector_input_[a - 1]) continue;
+    std::optional<AddressSpan> span = ReachedAddresses(flat_, flat_.accesses[a], lanes);
+    if (!span || span->lo < 0 || span->hi >= flat_.accesses[a].limit) return;
+  }
+  for (size_t c = 0; c < flat_.constraints.size(); ++c) deferred_[c] = flat_.constraints[c].lhs[v_] != 0;
+  v_constrained_ = false;
+}
+
 bool VecPlan::ConstrainedAlongP(int i) const {
   for (const FlatConstraint& c : flat_.constraints)
     if (c.lhs[i] != 0 && c.lhs[v_] != 0) return true;
@@ -555,6 +587,7 @@ std::string VecPlan::PlanText() const {
                                 hold_rows_ ? " (rows' broadcasts held, vectors streamed)" : "");
   if (VTail()) s += ", masked tail";
   if (v_constrained_) s += fmt::format(", constraints on {} as lane masks", flat_.indices[v_].name);
+  if (AnyDeferred()) s += fmt::format(", constraints on {} applied to the sums", flat_.indices[v_].name);
   s += "\n";
   std::vector<std::string> grid;
   for (int i : grid_)

@@ -111,7 +111,20 @@ class VecPlan : public FormState {
   bool IsLoopBound(size_t c) const { return c < bound_inner_.size() && bound_inner_[c] >= 0; }
   // Constraint c needs no guard in the reduction: it bounds a loop, or it
   // is checked once per block of a grid-chunked work item (BlockGuard).
-  bool Handled(size_t c) const { return IsLoopBound(c) || (c < block_guard_.size() && block_guard_[c]); }
+  bool Handled(size_t c) const {
+    return IsLoopBound(c) || Deferred(c) || (c < block_guard_.size() && block_guard_[c]);
+  }
+
+  // Constraints on v that mention output indices only (a blocked layout's
+  // padded channels: 8 * co/8 + co%8 <= 19) are deferred: the reduction
+  // runs on whole vectors, unmasked, and the lanes they exclude are reset
+  // to the identity once, before the post-ops. Only where every vector
+  // load then stays inside its buffer (ReachedAddresses), no other
+  // constraint shares their indices, and stores are not limited to the
+  // reached points. Sets deferred_ and v_constrained_.
+  void PlanLaneConstraints();
+  bool Deferred(size_t c) const { return c < deferred_.size() && deferred_[c]; }
+  bool AnyDeferred() const { return std::find(deferred_.begin(), deferred_.end(), true) != deferred_.end(); }
 
   // A product of a broadcast that moves with p and a vector input that does
   // not (a convolution's data and weights): the block may hold its rows'
@@ -243,7 +256,8 @@ class VecPlan : public FormState {
   int64_t rows_budget_ = 0;      // the rows the registers hold (TakeExactBlock may take more)
 
   bool contraction_ = true;
-  bool v_constrained_ = false;  // a constraint mentions v (lane masks)
+  bool v_constrained_ = false;  // a constraint that is not deferred mentions v (lane masks)
+  std::vector<bool> deferred_;  // per constraint: applied to the sums (PlanLaneConstraints)
   bool v_outer_ = false;        // launch dimension 2 walks the v blocks (else 1)
   bool vector_epilogue_ = true;
   bool streaming_ = false;  // non-temporal vector stores (StreamingStores)
@@ -314,9 +328,14 @@ class VecEmitter : private VecPlan {
   Expr Lanes() const { return sem::builder::_Var("lane", Type::Index(w_)); }
 
   // The lanes of vector vv (of the current block) that lie inside v's range
-  // and satisfy the constraints on v at the current position; null when
-  // every lane does by construction.
-  Expr LaneMask(int vv, bool tail, bool constraints) const;
+  // (`tail`) and satisfy the constraints on v at the current position, none
+  // of them, those checked in the reduction (not deferred) or all; null
+  // when every lane does by construction.
+  enum class LaneConstraints : uint8_t { None, Checked, All };
+  Expr LaneMask(int vv, bool tail, LaneConstraints which) const;
+  // The deferred constraints (PlanLaneConstraints) applied to the
+  // accumulators: the lanes they exclude reset to the identity.
+  Stmt ResetExcludedLanes() const;
 
   // Element offset of access `a` at the current position, p moved by pp, v
   // by `dv` elements and q by vv (vectors along q).

@@ -24,7 +24,7 @@ GeneratedKernel VecEmitter::Emit() {
   GeneratedKernel out = StartCpuKernel(spec_, program_, params_, top);
   pos_.assign(flat_.num_indices(), nullptr);
   DeclarePositions(top);
-  if (Masked()) DeclareLanes(top);
+  if (Masked() || AnyDeferred()) DeclareLanes(top);
   if (Chunked()) {
     EmitChunked(top);  // the blocks, the reduction in chunks, the stores
   } else if (contraction_) {
@@ -83,14 +83,15 @@ void VecEmitter::DeclareLanes(std::vector<Stmt>& top) {
   for (int k = 1; k < w_; ++k) top.push_back(_Assign(Lanes(), _Insert(Lanes(), k, I(k))));
 }
 
-Expr VecEmitter::LaneMask(int vv, bool tail, bool constraints) const {
+Expr VecEmitter::LaneMask(int vv, bool tail, LaneConstraints which) const {
   Expr start = pos_[v_] + VOffset(vv);  // v at lane 0
   Expr hi, lo;                               // lanes in [lo, hi)
   auto bound = [](Expr& b, Expr e, bool upper) { b = !b ? e : upper ? _Min(b, e) : _Max(b, e); };
   if (tail && VTail()) bound(hi, I(flat_.indices[v_].range) - start, true);
-  for (const FlatConstraint& c : flat_.constraints) {
+  for (size_t n = 0; n < flat_.constraints.size(); ++n) {
+    const FlatConstraint& c = flat_.constraints[n];
     int64_t k = c.lhs[v_];
-    if (!constraints || k == 0) continue;
+    if (which == LaneConstraints::None || k == 0 || (which == LaneConstraints::Checked && Deferred(n))) continue;
     Expr rest = I(0);
     for (int i = 0; i < flat_.num_indices(); ++i)
       if (i != v_ && c.lhs[i] != 0) rest = rest + (i == q_ ? pos_[i] + vv : pos_[i]) * c.lhs[i];
@@ -231,7 +232,7 @@ Stmt VecEmitter::Compute(bool checks, int first, bool whole_ranges) {
     if (Masked())
       for (int vv = 0; vv < nv_; ++vv) {
         std::string name = fmt::format("mask_{}", vv);
-        masks.push_back(_Declare(Type::Bool(w_), name, LaneMask(vv, true, true)));
+        masks.push_back(_Declare(Type::Bool(w_), name, LaneMask(vv, true, LaneConstraints::Checked)));
         masks_.push_back(_Var(name, Type::Bool(w_)));
       }
   };
@@ -406,14 +407,30 @@ Stmt VecEmitter::ReductionLoops(int from, int to, Stmt inner, bool no_unroll_las
   return inner;
 }
 
-Stmt VecEmitter::Stores() {
-  // Storing reached elements only: masked where the block is not wholly valid.
-  if (spec_.store_reached_only && (VTail() || !flat_.constraints.empty())) {
-    Expr all = FastCondition();
-    return all ? _If(all, Epilogues(false), Epilogues(true)) : Epilogues(true);
+Stmt VecEmitter::ResetExcludedLanes() const {
+  std::vector<Stmt> s;
+  for (int vv = 0; vv < nv_; ++vv) {
+    std::string name = fmt::format("keep_{}", vv);
+    s.push_back(_Declare(Type::Bool(w_), name, LaneMask(vv, false, LaneConstraints::All)));
+    for (int pp = 0; pp < pb_; ++pp)
+      s.push_back(_Assign(Acc(pp, vv), _Select(_Var(name, Type::Bool(w_)), Acc(pp, vv), Identity())));
   }
-  if (!VTail()) return Epilogues(false);
-  return _If(Pos(v_) + VSpan() <= flat_.indices[v_].range, Epilogues(false), Epilogues(true));
+  return _Block(std::move(s));
+}
+
+Stmt VecEmitter::Stores() {
+  Stmt stores;
+  if (spec_.store_reached_only && (VTail() || !flat_.constraints.empty())) {
+    // Storing reached elements only: masked where the block is not wholly valid.
+    Expr all = FastCondition();
+    stores = all ? _If(all, Epilogues(false), Epilogues(true)) : Epilogues(true);
+  } else if (!VTail()) {
+    stores = Epilogues(false);
+  } else {
+    stores = _If(Pos(v_) + VSpan() <= flat_.indices[v_].range, Epilogues(false), Epilogues(true));
+  }
+  if (!contraction_ || !AnyDeferred()) return stores;
+  return _Block({ResetExcludedLanes(), stores});
 }
 
 Stmt VecEmitter::Epilogues(bool masked) {
@@ -421,7 +438,7 @@ Stmt VecEmitter::Epilogues(bool masked) {
   std::vector<Expr> tails;
   for (int vv = 0; vv < nv_ && masked; ++vv) {
     std::string name = fmt::format("tail_{}", vv);
-    Expr mask = LaneMask(vv, true, spec_.store_reached_only);
+    Expr mask = LaneMask(vv, true, spec_.store_reached_only ? LaneConstraints::All : LaneConstraints::None);
     if (!mask) mask = _Broadcast(_Bool(true), w_);
     rows.push_back(_Declare(Type::Bool(w_), name, mask));
     tails.push_back(_Var(name, Type::Bool(w_)));

@@ -2,6 +2,8 @@
 
 #include <fmt/format.h>
 
+#include <algorithm>
+
 #include "support/error.h"
 
 namespace tilec::compiler {
@@ -23,6 +25,80 @@ int ExpectedInputs(lang::ast::CombOp op) {
 }
 
 }  // namespace
+
+std::optional<AddressSpan> ReachedAddresses(const FlatContraction& flat, const FlatAccess& a,
+                                            const std::vector<bool>& free) {
+  const int n = flat.num_indices();
+  // Groups of indices linked by the constraints that count (union-find).
+  std::vector<int> root(n);
+  for (int i = 0; i < n; ++i) root[i] = i;
+  auto find = [&](int i) {
+    while (root[i] != i) i = root[i] = root[root[i]];
+    return i;
+  };
+  std::vector<const FlatConstraint*> counted;
+  for (const FlatConstraint& c : flat.constraints) {
+    bool counts = true;
+    for (int i = 0; i < n; ++i) counts &= c.lhs[i] == 0 || !free[i];
+    if (!counts) continue;
+    counted.push_back(&c);
+    int first = -1;
+    for (int i = 0; i < n; ++i) {
+      if (c.lhs[i] == 0) continue;
+      if (first < 0) first = i;
+      root[find(i)] = find(first);
+    }
+  }
+  AddressSpan span{a.offset, a.offset};
+  auto whole_range = [&](int i) {
+    int64_t reach = CheckedMul(a.strides[i], flat.indices[i].range - 1, "an address");
+    (reach < 0 ? span.lo : span.hi) += reach;
+  };
+  constexpr int64_t kMaxPoints = 65536;
+  for (int g = 0; g < n; ++g) {
+    if (find(g) != g) continue;
+    std::vector<int> members;
+    for (int i = 0; i < n; ++i)
+      if (find(i) == g) members.push_back(i);
+    std::vector<const FlatConstraint*> own;
+    for (const FlatConstraint* c : counted)
+      for (int i : members)
+        if (c->lhs[i] != 0) {
+          own.push_back(c);
+          break;
+        }
+    int64_t points = 1;
+    for (int i : members) points = SaturatingMul(points, flat.indices[i].range);
+    if (own.empty() || points > kMaxPoints) {
+      for (int i : members) whole_range(i);
+      continue;
+    }
+    // Every point of the group: the least and greatest offset where the
+    // group's constraints hold (a constraint's other indices are in the group).
+    std::vector<int64_t> at(members.size(), 0);
+    std::optional<AddressSpan> group;
+    for (int64_t k = 0; k < points; ++k) {
+      bool holds = true;
+      for (const FlatConstraint* c : own) {
+        int64_t sum = 0;
+        for (size_t m = 0; m < members.size(); ++m) sum += c->lhs[members[m]] * at[m];
+        holds &= sum <= c->rhs;
+      }
+      if (holds) {
+        int64_t offset = 0;
+        for (size_t m = 0; m < members.size(); ++m) offset += a.strides[members[m]] * at[m];
+        if (!group) group = AddressSpan{offset, offset};
+        group->lo = std::min(group->lo, offset);
+        group->hi = std::max(group->hi, offset);
+      }
+      for (size_t m = 0; m < members.size() && ++at[m] == flat.indices[members[m]].range; ++m) at[m] = 0;
+    }
+    if (!group) return std::nullopt;
+    span.lo += group->lo;
+    span.hi += group->hi;
+  }
+  return span;
+}
 
 int64_t CheckedMul(int64_t a, int64_t b, const char* what) {
   int64_t r;

@@ -34,6 +34,7 @@
 #pragma once
 
 #include <cstdint>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -116,6 +117,18 @@ struct FlatContraction {
 void Verify(const FlatContraction& flat);
 // Whether `tile` has one size per index of `flat`, each in [1, range].
 bool TileFits(const FlatContraction& flat, const std::vector<int64_t>& tile);
+
+// The least and greatest element offsets that access `a` reaches over the
+// points where every constraint of `flat` that mentions no index in `free`
+// holds, the indices in `free` (a flag per index) taking their whole
+// ranges; nullopt when no such point exists. Indices that share a
+// constraint are enumerated together when they span at most 65536 points
+// (exact), else bounded by their ranges (an outer bound).
+struct AddressSpan {
+  int64_t lo = 0, hi = 0;
+};
+std::optional<AddressSpan> ReachedAddresses(const FlatContraction& flat, const FlatAccess& a,
+                                            const std::vector<bool>& free);
 
 // The seed's debug table:
 //   Contraction <name>:

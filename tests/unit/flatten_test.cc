@@ -1,5 +1,6 @@
 // Flatten and the flat contraction printer: the seed's table, matmul, strided
-// layouts, index shifts, constraint derivation, and the rejections.
+// layouts, index shifts, constraint derivation, the rejections; and
+// ReachedAddresses (the span of an access over the valid points).
 #include "compiler/passes/flatten.h"
 
 #include <gtest/gtest.h>
@@ -360,6 +361,63 @@ TEST(FlatVerify, CatchesInconsistentTables) {
   bad = f;
   bad.num_inputs = 3;
   EXPECT_THROW(Verify(bad), InternalError);
+}
+
+}  // namespace
+}  // namespace tilec::compiler
+
+namespace tilec::compiler {
+namespace {
+
+// The weights panel of a blocked convolution (forms/vector.cc defers the
+// constraint on its lanes when every load stays inside): c = 8 * c/8 + c%8
+// <= 19 over panels of 8 output channels co, the lanes free.
+FlatContraction PanelTable() {
+  FlatContraction flat;
+  flat.indices = {{"c/8", 3}, {"c%8", 8}, {"co", 8}};
+  flat.accesses = {{"K", lang::DataType::F32, 0, {64, 8, 1}, 3 * 64}};
+  flat.constraints = {{{8, 1, 0}, 19}, {{0, 0, 1}, 4}};
+  return flat;
+}
+
+TEST(ReachedAddresses, EnumeratesConstrainedIndicesAndFreesTheLanes) {
+  FlatContraction flat = PanelTable();
+  // c at most 19: (c/8, c%8) = (2, 3); co (free) its whole range, although a
+  // constraint (co <= 4) mentions it.
+  std::optional<AddressSpan> span = ReachedAddresses(flat, flat.accesses[0], {false, false, true});
+  ASSERT_TRUE(span.has_value());
+  EXPECT_EQ(span->lo, 0);
+  EXPECT_EQ(span->hi, 2 * 64 + 3 * 8 + 7);
+  // co not free: its constraint counts too.
+  span = ReachedAddresses(flat, flat.accesses[0], {false, false, false});
+  ASSERT_TRUE(span.has_value());
+  EXPECT_EQ(span->hi, 2 * 64 + 3 * 8 + 4);
+}
+
+TEST(ReachedAddresses, NegativeStridesOffsetsAndNoValidPoint) {
+  FlatContraction flat = PanelTable();
+  flat.accesses[0].strides = {-64, 8, 1};
+  flat.accesses[0].offset = 200;
+  std::optional<AddressSpan> span = ReachedAddresses(flat, flat.accesses[0], {false, false, true});
+  ASSERT_TRUE(span.has_value());
+  EXPECT_EQ(span->lo, 200 - 2 * 64);
+  EXPECT_EQ(span->hi, 200 + 7 * 8 + 7);  // c/8 = 0 allows every c%8
+  flat.constraints.push_back({{0, 1, 0}, -1});  // c%8 <= -1: no point
+  EXPECT_FALSE(ReachedAddresses(flat, flat.accesses[0], {false, false, true}).has_value());
+}
+
+TEST(ReachedAddresses, LargeGroupsAreBoundedByTheirRanges) {
+  // x + i - 1 >= 0 links 300000 x 3 points: more than are enumerated, so
+  // the span is the whole box (an outer bound: i = 0 with x = 0 is invalid,
+  // still counted).
+  FlatContraction flat;
+  flat.indices = {{"x", 300000}, {"i", 3}};
+  flat.accesses = {{"D", lang::DataType::F32, -1, {1, 1}, 300000}};
+  flat.constraints = {{{-1, -1}, -1}};
+  std::optional<AddressSpan> span = ReachedAddresses(flat, flat.accesses[0], {false, false});
+  ASSERT_TRUE(span.has_value());
+  EXPECT_EQ(span->lo, -1);
+  EXPECT_EQ(span->hi, 300000);
 }
 
 }  // namespace

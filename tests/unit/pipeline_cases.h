@@ -93,10 +93,19 @@ inline std::vector<std::pair<Case, std::string>> MaskedTailCases() {
       {{kConvNchw, {{"I", F32({2, 3, 5, 19})}, {"K", F32({5, 3, 3, 3})}}},
        "along w, block of 5 along co, masked tail, constraints on w as lane masks"},
       // nChw16c with C = CO = 20: weights copied in padded panels of 16 along
-      // co; the two vectors step along co/16; the padding constraint on
-      // co%16 is a lane mask (with co/16's value per vector).
+      // co; the two vectors step along co/16; the constraint co <= 19 on
+      // co%16 is applied to the sums (the panels' padding is read unmasked,
+      // the lanes past 19 reset before the ReLU: bench_peers L5, L6).
       {{kConvNchw, {{"I", F32({1, 20, 4, 6})}, {"K", F32({20, 20, 3, 3})}}, {{"I", "nChw16c"}, {"R", "nChw16c"}}},
-       "along co%16 (vectors along co/16), block of 6 along w, constraints on co%16 as lane masks"},
+       "along co%16 (vectors along co/16), block of 6 along w, constraints on co%16 applied to the sums"},
+      // The same constraint where a vector input has no padding (S, 20
+      // scales): a lane mask of the loads and the sums (with c/16's value
+      // per vector).
+      {{"function (I[N, C, H, W], S[C]) -> (R) {\n  O[n, c, h, w : N, C, H, W] = +(I[n, c, h, w] * S[c]);\n"
+        "  R = relu(O);\n}",
+        {{"I", F32({1, 20, 4, 6})}, {"S", F32({20})}},
+        {{"I", "nChw16c"}, {"R", "nChw16c"}}},
+       "along c%16 (vectors along c/16), block of 6 along w, constraints on c%16 as lane masks"},
       // nChw8c, 24 channels: three vectors of 8 along co/8.
       {{kConvNchw, {{"I", F32({1, 24, 4, 6})}, {"K", F32({24, 24, 3, 3})}}, {{"I", "nChw8c"}, {"R", "nChw8c"}}},
        "3 x 8 lanes of float along co%8 (vectors along co/8)"},
