@@ -137,10 +137,16 @@ void VecPlan::PlanChunks() {
     for (size_t c = 0; c < flat_.constraints.size(); ++c)
       if (flat_.constraints[c].lhs[r] != 0) return;
     int64_t range = flat_.indices[r].range;
-    int64_t part = 0;
-    for (int64_t d = budget / step; d >= 2 && part == 0; --d)
+    int64_t most = budget / step, part = 0;
+    for (int64_t d = most; d >= 2 && part == 0; --d)
       if (range % d == 0) part = d;
-    if (part == 0 || part == range) return;
+    // No divisor long enough (a prime range: bench/suite matmul 509^3):
+    // chunks as even as they can be, the last one shorter.
+    if (part < kMinChunkSteps && most >= kMinChunkSteps) {
+      int64_t chunks = (range + most - 1) / most;
+      part = (range + chunks - 1) / chunks;
+    }
+    if (part == 0 || part >= range) return;
     chunk_levels_ = last;
     chunk_split_ = part;
     chunk_bytes_ = part * step;

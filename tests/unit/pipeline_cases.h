@@ -146,6 +146,9 @@ inline std::vector<std::pair<Case, std::string>> ChunkCases() {
       // One reduction of 600 (an inner loop alone too large): split into
       // chunks of a divisor of 600; M = 199 rows.
       {{kMatmul, {{"A", F32({199, 600})}, {"B", F32({600, 64})}}}, "Reduction chunks: k/"},
+      // A prime reduction (509): no divisor makes chunks long enough, so
+      // they are as even as L1 allows, 7 of 64 steps and one of 61.
+      {{kMatmul, {{"A", F32({199, 509})}, {"B", F32({509, 64})}}}, "Reduction chunks: k/64 "},
       // nChw16c in and out with C = 40 (channels 40-47 padding: the c%16 loop
       // bounded), vectors along co/16, a post-op with f(0) != 0.
       {{"function (I[N, C, H, W], K[CO, C, KH, KW]) -> (R) {\n"
