@@ -149,6 +149,9 @@ class VecPlan : public FormState {
   // Reduction steps a chunk needs to pay for its accumulators' traffic
   // (PlanChunks).
   static constexpr int64_t kMinChunkSteps = 48;
+  // Fewer rows of p than this share a chunk's panel too few times: grid
+  // chunks are tried first (PlanChunks).
+  static constexpr int64_t kFewSharedRows = 16;
 
   // Elementwise kernels writing far more than the caches hold store around
   // them, when every vector store is aligned to its size.

@@ -164,6 +164,23 @@ void VecPlan::PlanChunks() {
   }
   int64_t block_bytes = int64_t{pb_} * nv_ * w_ * lang::BitWidth(dtype_) / 8;
   if (along_grid) return PlanGridChunks(block_bytes);
+  // A small image's few rows (14x14 outputs: 15 in 5 blocks of 3) share
+  // each chunk's panel too few times to pay for reading it from L2: values
+  // of a grid index (the rows x) share it instead where more of them do
+  // (bench/suite conv3x3 n1 14x14 256>256 on x86-64-v3; at 28 rows, 2
+  // blocks of 14 on x86-64-v4, the blocks along p are faster).
+  if (pblocks_ * pb_ < kFewSharedRows && !spec_.store_reached_only && q_ < 0 && !grid_.empty()) {
+    int levels = chunk_levels_;
+    int64_t split = chunk_split_, bytes = chunk_bytes_, items = grid_items_;
+    std::vector<int> bounds = bound_inner_;
+    PlanGridChunks(block_bytes);
+    if (GChunked() && sb_ > pblocks_) return;
+    chunk_g_ = -1, sb_ = 1, g_groups_ = 0, grid_items_ = items;
+    bound_inner_ = std::move(bounds);
+    block_guard_.clear();
+    prefetch_.clear();
+    chunk_levels_ = levels, chunk_split_ = split, chunk_bytes_ = bytes;
+  }
   // Blocks per work item: their accumulators in a quarter of L1, while the
   // grid keeps 4 work items per core.
   int64_t sb = std::clamp<int64_t>(hw_.l1_bytes / 4 / block_bytes, 1, pblocks_);
@@ -355,7 +372,7 @@ void VecPlan::PlanGridChunks(int64_t block_bytes) {
   int64_t range = flat_.indices[g].range;
   int64_t most = std::clamp<int64_t>(hw_.l1_bytes / 3 / block_bytes, 1, range);
   int64_t sb = (range + (range + most - 1) / most - 1) / ((range + most - 1) / most);
-  int64_t others = CheckedMul(vblocks_, grid_items_ / range, "the launch size");
+  int64_t others = CheckedMul(CheckedMul(vblocks_, pblocks_, "the launch size"), grid_items_ / range, "the launch size");
   int64_t want = 4 * std::max<int64_t>(hw_.compute_units, 1);
   while (sb > 1 && (range + sb - 1) / sb * others < want) sb = (sb + 1) / 2;
   if (sb < 2) return reset();

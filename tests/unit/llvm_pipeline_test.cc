@@ -289,6 +289,21 @@ TEST(LlvmPipeline, HeldRowsOnSixteenRegisters) {
   }
 }
 
+// A small image's few rows (13 in 5 blocks of 3 on 16 registers) share
+// each reduction chunk's weights panel too few times: the work items take
+// 7 of the 14 rows x instead (grid chunks), so a panel read from L2 serves
+// 7 blocks, not 5 (bench/suite conv3x3 n1 14x14 256>256 on x86-64-v3).
+// Against the evaluator where the host has AVX2: padded borders (x checked
+// per block, y per row), a shifted last y block.
+TEST(LlvmPipeline, SmallImagesChunkAlongTheGrid) {
+  auto avx2 = testing::PinnedDevice("llvm", testing::kAvx2Cpu);
+  Case c{kConvRelu, {{"D", F32({1, 14, 13, 72})}, {"K", F32({3, 3, 32, 72})}}};
+  std::string plans = testing::VectorPlans(*CheckOn(avx2, c, {false, 1}, {}, "small image, AVX2"));
+  EXPECT_NE(plans.find("Grid: 5 x 1 x 2 work items (one per y block, co block, 7 x values, n)"), std::string::npos)
+      << plans;
+  EXPECT_NE(plans.find("Reduction chunks: i, j ("), std::string::npos) << plans;
+}
+
 // x86-64-v2 has no FMA instructions, where an exactly rounded fma is a libm
 // call per lane: the vector and reduce forms' sums of products are `mad`
 // there (llvm.fmuladd: a multiply and an add), `fma` where the CPU fuses
