@@ -35,8 +35,11 @@ struct RunOptions {
   KernelOptions kernel;
   bool json = false;
   // --check: compare every output with the reference evaluator on the same
-  // inputs; an element matches when |got - want| <= atol + rtol * |want|
-  // (NumPy's allclose), integers and bools exactly, NaN where NaN is expected.
+  // inputs; an element matches when |got - want| <= atol * scale + rtol *
+  // |want| (NumPy's allclose, with `scale` the output's largest magnitude
+  // when above 1: a long sum rounds relative to its partial sums, which an
+  // element that cancels to near 0 no longer shows), integers and bools
+  // exactly, NaN where NaN is expected.
   bool check = false;
   double rtol = 1e-4;
   double atol = 1e-5;
@@ -109,6 +112,9 @@ CheckResult CompareOutput(const std::string& name, const lang::Tensor& got, cons
   TILEC_CHECK(got.shape() == want.shape(), "output '{}' is {} but the reference is {}", name,
               lang::ToString(got.shape()), lang::ToString(want.shape()));
   bool exact = !lang::IsFloat(want.dtype());
+  double scale = 1;
+  for (int64_t i = 0; i < want.size(); ++i)
+    if (double w = std::fabs(want.GetDouble(i)); std::isfinite(w)) scale = std::max(scale, w);
   CheckResult r;
   for (int64_t i = 0; i < want.size(); ++i) {
     double g = got.GetDouble(i), w = want.GetDouble(i);
@@ -121,7 +127,7 @@ CheckResult CompareOutput(const std::string& name, const lang::Tensor& got, cons
       double abs_err = std::fabs(g - w);
       r.max_abs = std::max(r.max_abs, abs_err);
       if (w != 0) r.max_rel = std::max(r.max_rel, abs_err / std::fabs(w));
-      ok = exact ? g == w : abs_err <= opts.atol + opts.rtol * std::fabs(w);
+      ok = exact ? g == w : abs_err <= opts.atol * scale + opts.rtol * std::fabs(w);
     }
     if (!ok && r.bad++ == 0) {
       r.first_bad = i;
@@ -373,11 +379,13 @@ Command AddRunCommand(CLI::App& parent, const GlobalOptions& global) {
       "--check", opts->check,
       "Also run the reference evaluator on the same inputs and compare every output: one line per "
       "output with the max absolute and relative error and OK or MISMATCH; exit 1 on a mismatch");
-  app->add_option("--rtol", opts->rtol, "--check: relative tolerance (|got - want| <= atol + rtol * |want|)")
+  app->add_option("--rtol", opts->rtol,
+                  "--check: relative tolerance (|got - want| <= atol * scale + rtol * |want|, scale: the "
+                  "output's largest magnitude, at least 1)")
       ->capture_default_str()
       ->check(CLI::NonNegativeNumber)
       ->needs(check);
-  app->add_option("--atol", opts->atol, "--check: absolute tolerance")
+  app->add_option("--atol", opts->atol, "--check: absolute tolerance, times the output's largest magnitude where above 1")
       ->capture_default_str()
       ->check(CLI::NonNegativeNumber)
       ->needs(check);
