@@ -22,9 +22,10 @@ lang::Program BindModel(const onnx_import::ImportedModel& model) {
 Model Model::Compile(onnx_import::ImportedModel model, std::shared_ptr<hal::Device> device,
                      compiler::CompileOptions options) {
   auto m = std::make_shared<const onnx_import::ImportedModel>(std::move(model));
-  Program p = Program::Compile(BindModel(*m), std::move(device), std::move(options));
   std::vector<std::string> constants;
   for (const auto& [name, t] : m->constants) constants.push_back(name);
+  options.lower.constants.insert(constants.begin(), constants.end());
+  Program p = Program::Compile(BindModel(*m), std::move(device), std::move(options));
   p.SetConstantInputs(constants);
   return Model(std::move(m), std::move(p));
 }

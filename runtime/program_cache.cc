@@ -80,6 +80,7 @@ std::shared_ptr<Program> ProgramCache::Compile(const CompileRequest& request,
   lang::Program bound = lang::Bind(function, request.shapes, request.layouts);
   compiler::CompileOptions options;
   options.forced_tiles = request.tiles;
+  if (lent) options.lower.constants.insert(constants.begin(), constants.end());
   options.vectorize = request.vectorize;
   // No tuned configurations, or the caller's tuning budget (else TILEC_TUNE's)
   // and the tuning cache.

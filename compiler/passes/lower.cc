@@ -26,7 +26,8 @@ namespace {
 // very often, as the copy runs on every run: with each weight used 196
 // times (bench/suite conv3x3 n1 14x14 256>256) packing loses, used 784
 // times (a 28x28 128->128 convolution) it starts to win, hence 512
-// (bench/HISTORY.md has the sweep over convolutions and matmuls).
+// (bench/HISTORY.md has the sweep over convolutions and matmuls). A
+// constant input's copy runs once and is always made (LowerOptions::constants).
 constexpr int64_t kCopyMinUses = 16;
 constexpr int64_t kPanelMinUses = 512;
 
@@ -619,11 +620,14 @@ class Lowerer {
           slice /= flat.indices[i].range;
           batched = true;
         }
-      bool pack = block > 0 && ((range_v % options_.vector_block == 0 && !batched) ||
+      // A constant's copy runs once: made wherever it reads faster.
+      bool constant = options_.constants.count(access.tensor) > 0;
+      bool pack = block > 0 && (((range_v % options_.vector_block == 0 || constant) && !batched) ||
                                 slice >= options_.padded_panel_min_bytes);
       if (s == 0 || (s == 1 && (split || !pack))) continue;
       if (t.shape.ElementCount() == 0) continue;  // nothing to read
-      if (SaturatingMul(t.shape.ElementCount(), s == 1 ? kPanelMinUses : kCopyMinUses) > work) continue;
+      if (!constant && SaturatingMul(t.shape.ElementCount(), s == 1 ? kPanelMinUses : kCopyMinUses) > work)
+        continue;
       // Exactly one dimension indexed by v alone, with coefficient 1.
       int dim = -1, uses = 0;
       for (size_t d = 0; d < access.index.size(); ++d) {

@@ -3,6 +3,9 @@
 // elementwise fusion.
 #pragma once
 
+#include <set>
+#include <string>
+
 #include "compiler/ir/kernel.h"
 #include "tile_lang/program.h"
 
@@ -35,6 +38,11 @@ struct LowerOptions {
   // CompileProgram: a quarter of L2 (512 KB on the 2 MB L2 of the test
   // machine: 333, 336 and the batches of 64 KB in place).
   int64_t padded_panel_min_bytes = 0;
+  // Inputs the caller keeps constant between runs (a network's weights;
+  // runtime::Program::SetConstantInputs): their copies run once, so one
+  // is made wherever the kernel reads it faster, however few times each
+  // element is used (the panels of a 7x7 or 14x14 convolution's weights).
+  std::set<std::string> constants;
   // For CPU devices: a reduction whose output has at most this many
   // elements (too few work items for the cores) and whose index box has at
   // least split_min_points points is split along its outermost reduction

@@ -232,6 +232,35 @@ function (D[N, H, W, CI], K[KH, KW, CI, CO], S[CO]) -> (R) {
   EXPECT_GE(constant, 1);
 }
 
+// A constant input's copy runs once, so Lower makes it however few times
+// each element is used (LowerOptions::constants): on a 7x9 image each
+// weight is used 63 times, too few to pack weights that change every run
+// (compiler/passes/lower.cc kPanelMinUses), and they are read in place;
+// compiled with K constant, they are copied into panels once.
+TEST_P(ConstantInputs, ConstantWeightsArePackedHoweverFewTheirUses) {
+  testing::Case c{kConv, {{"D", F32({1, 7, 9, 13})}, {"K", F32({3, 3, 13, 128})}}};
+  lang::Program bound = testing::BindCase(c);
+  runtime::Program plain = runtime::Program::Compile(bound, device_);
+  EXPECT_EQ(plain.compiled().kernels.size(), 1u) << "the weights read in place";
+  compiler::CompileOptions options;
+  options.lower.constants = {"K"};
+  runtime::Program packed = runtime::Program::Compile(bound, device_, options);
+  ASSERT_EQ(packed.compiled().kernels.size(), 2u) << "a copy of the weights in panels, then the convolution";
+  packed.SetConstantInputs({"K"});
+  EXPECT_TRUE(packed.constant_kernels()[0]) << "the copy reads K alone";
+  std::map<std::string, lang::Tensor> inputs = testing::RandomInputs(bound, 7);
+  lang::Tensor d = inputs.at("D"), k = inputs.at("K");
+  std::map<std::string, lang::Tensor> want = lang::Evaluate(bound, {{"D", d}, {"K", k}});
+  for (int run = 0; run < 2; ++run) {
+    lang::Tensor r(bound.Tensor("R").shape);
+    std::vector<runtime::HostView> in{View(d), View(k)}, out{View(r)};
+    runtime::RunStats stats;
+    packed.RunOn(in, out, &stats);
+    EXPECT_TRUE(testing::OutputsMatch({{"R", want.at("R")}}, {{"R", r}}, "R", 1e-4)) << "run " << run;
+    EXPECT_EQ(stats.skipped_kernels, run) << "the copy runs in the first run only";
+  }
+}
+
 TEST_P(ConstantInputs, UnknownNameIsAUserError) {
   try {
     program_->SetConstantInputs({"K", "X"});

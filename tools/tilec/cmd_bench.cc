@@ -104,6 +104,7 @@ BenchResult BenchDevice(const BenchOptions& opts, const std::string& target, con
   r.device = device->id();
   compiler::CompileOptions options;
   ApplyKernelOptions(opts.kernel, options);
+  options.lower.constants.insert(opts.constants.begin(), opts.constants.end());
   Clock::time_point start = Clock::now();
   runtime::Program compiled = runtime::Program::Compile(program, device, options);
   r.compile_ms = MsSince(start);
