@@ -522,7 +522,7 @@ void VecPlan::PlanLaneConstraints() {
   deferred_.assign(flat_.constraints.size(), false);
   v_constrained_ = false;
   std::vector<bool> lanes(flat_.num_indices(), false);  // the indices of the constraints on v
-  bool defer = contraction_ && !spec_.store_reached_only;
+  bool defer = contraction_;
   for (const FlatConstraint& c : flat_.constraints) {
     if (c.lhs[v_] == 0) continue;
     v_constrained_ = true;

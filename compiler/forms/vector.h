@@ -119,9 +119,9 @@ class VecPlan : public FormState {
   // padded channels: 8 * co/8 + co%8 <= 19) are deferred: the reduction
   // runs on whole vectors, unmasked, and the lanes they exclude are reset
   // to the identity once, before the post-ops. Only where every vector
-  // load then stays inside its buffer (ReachedAddresses), no other
-  // constraint shares their indices, and stores are not limited to the
-  // reached points. Sets deferred_ and v_constrained_.
+  // load then stays inside its buffer (ReachedAddresses) and no other
+  // constraint shares their indices (stores limited to the reached points
+  // still check them: Stores). Sets deferred_ and v_constrained_.
   void PlanLaneConstraints();
   bool Deferred(size_t c) const { return c < deferred_.size() && deferred_[c]; }
   bool AnyDeferred() const { return std::find(deferred_.begin(), deferred_.end(), true) != deferred_.end(); }

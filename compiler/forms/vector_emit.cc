@@ -421,8 +421,11 @@ Stmt VecEmitter::ResetExcludedLanes() const {
 Stmt VecEmitter::Stores() {
   Stmt stores;
   if (spec_.store_reached_only && (VTail() || !flat_.constraints.empty())) {
-    // Storing reached elements only: masked where the block is not wholly valid.
+    // Storing reached elements only: masked where the block is not wholly
+    // valid (the deferred constraints too, which FastCondition leaves out).
     Expr all = FastCondition();
+    for (size_t n = 0; n < flat_.constraints.size(); ++n)
+      if (Deferred(n)) all = And(all, HoldsOnBlock(flat_.constraints[n]));
     stores = all ? _If(all, Epilogues(false), Epilogues(true)) : Epilogues(true);
   } else if (!VTail()) {
     stores = Epilogues(false);
