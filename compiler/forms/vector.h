@@ -221,8 +221,11 @@ class VecPlan : public FormState {
     int64_t span = 1, read = 1;
   };
   Span ChunkSpan(int a) const;
-  // Elements of `dtype` in a 64-byte cache line: what one prefetch fetches.
-  static int64_t LineElements(DataType dtype) { return 512 / lang::BitWidth(dtype); }
+  // Elements of `dtype` in a cache line (the model's mem_width, as the
+  // streaming-store rule reads it): what one prefetch fetches.
+  int64_t LineElements(DataType dtype) const {
+    return std::max<int64_t>(1, hw_.mem_width * 8 / lang::BitWidth(dtype));
+  }
   // The grid's range of index i: g's groups of SB values, else its range.
   int64_t GridRange(int i) const { return i == chunk_g_ ? g_groups_ : flat_.indices[i].range; }
   // Launch dimension 0: p blocks, or groups of SB of them.
