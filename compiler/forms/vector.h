@@ -190,20 +190,27 @@ class VecPlan : public FormState {
   void PlanColumnChunks();
   bool Chunked() const { return sb_ > 1; }
   // Chunked with the SB blocks along p (PlanChunks), not v (PlanColumnChunks)
-  // nor a grid index (PlanGridChunks).
+  // nor a grid index (TakeGridChunks).
   bool PChunked() const { return Chunked() && !chunk_v_ && chunk_g_ < 0; }
-  // One block covers p (a small image: 7x7 or 14x14 outputs) and the panel
-  // is larger than L1: the SB blocks of a chunked work item are SB values of
-  // a grid index g that no vector input moves along (the output rows x), so
-  // each chunk of the panel is read from memory once per work item and from
-  // L1 by the other SB - 1 rows. Constraints on g (a "same" convolution's
+  // Grid chunks: one block covers p (a small image: 7x7 or 14x14 outputs),
+  // or p's blocks hold few rows (kFewSharedRows), and the panel is larger
+  // than L1: the SB blocks of a chunked work item are SB values of a grid
+  // index g that no vector input moves along (the output rows x), so each
+  // chunk of the panel is read from memory once per work item and from L1
+  // by the other SB - 1 rows. Constraints on g (a "same" convolution's
   // padding along x) may mention only g, other grid indices and the chunk
   // loops' reductions: each is checked once per block and chunk
-  // (BlockGuard), and a block it excludes is skipped. PlanChunks calls it
-  // with the chunk levels set; sets chunk_g_ and sb_, or nothing.
-  void PlanGridChunks(int64_t block_bytes);
+  // (BlockGuard), and a block it excludes is skipped. PlanChunks chooses
+  // them (with the chunk levels set; nullopt: no g fits) and takes them
+  // (sets chunk_g_, sb_ and what follows).
+  struct GridChunks {
+    int g = -1;
+    int64_t sb = 0;  // values of g per work item
+  };
+  std::optional<GridChunks> ChooseGridChunks(int64_t block_bytes) const;
+  void TakeGridChunks(GridChunks grid);
   bool GChunked() const { return Chunked() && chunk_g_ >= 0; }
-  // Sets prefetch_ for the chunks planned (PlanChunks and PlanGridChunks
+  // Sets prefetch_ for the chunks planned (PlanChunks and TakeGridChunks
   // call it last).
   void PlanPrefetch();
   // "; the next chunk's D, K prefetched", or empty.
@@ -298,9 +305,9 @@ class VecPlan : public FormState {
   // steps; Vectors: each step's vectors of the next chunk, one per block.
   enum class Prefetch : uint8_t { None, Span, Vectors };
   std::vector<Prefetch> prefetch_;
-  int chunk_g_ = -1;         // the grid index the SB blocks walk (PlanGridChunks)
+  int chunk_g_ = -1;         // the grid index the SB blocks walk (TakeGridChunks)
   int64_t g_groups_ = 0;     // groups of SB values of chunk_g_ on the grid
-  std::vector<bool> block_guard_;  // per constraint: checked once per block (PlanGridChunks)
+  std::vector<bool> block_guard_;  // per constraint: checked once per block (TakeGridChunks)
 };
 
 // Builds the kernel a VecPlan describes (forms/vector_emit.cc, and the

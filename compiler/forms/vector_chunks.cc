@@ -105,9 +105,10 @@ void VecPlan::PlanChunks() {
   PlanColumnChunks();
   if (chunk_v_ || p_ < 0) return;
   // One block covers p: the blocks are values of a grid index instead
-  // (PlanGridChunks), where one fits.
+  // (ChooseGridChunks), where one fits.
   bool along_grid = pblocks_ < 2;
-  if (along_grid && (q_ >= 0 || spec_.store_reached_only || grid_.empty())) return;
+  bool grid_allowed = q_ < 0 && !spec_.store_reached_only && !grid_.empty();
+  if (along_grid && !grid_allowed) return;
   // Bytes of the vector inputs one reduction step reads for the whole block
   // (the ones that do not move with p: those are what the blocks share).
   int64_t step = 0;
@@ -163,24 +164,19 @@ void VecPlan::PlanChunks() {
     return;
   }
   int64_t block_bytes = int64_t{pb_} * nv_ * w_ * lang::BitWidth(dtype_) / 8;
-  if (along_grid) return PlanGridChunks(block_bytes);
+  if (along_grid) {
+    if (std::optional<GridChunks> grid = ChooseGridChunks(block_bytes)) return TakeGridChunks(*grid);
+    chunk_levels_ = 0, chunk_split_ = 0, chunk_bytes_ = 0;
+    return;
+  }
   // A small image's few rows (14x14 outputs: 15 in 5 blocks of 3) share
   // each chunk's panel too few times to pay for reading it from L2: values
   // of a grid index (the rows x) share it instead where more of them do
   // (bench/suite conv3x3 n1 14x14 256>256 on x86-64-v3; at 28 rows, 2
   // blocks of 14 on x86-64-v4, the blocks along p are faster).
-  if (pblocks_ * pb_ < kFewSharedRows && !spec_.store_reached_only && q_ < 0 && !grid_.empty()) {
-    int levels = chunk_levels_;
-    int64_t split = chunk_split_, bytes = chunk_bytes_, items = grid_items_;
-    std::vector<int> bounds = bound_inner_;
-    PlanGridChunks(block_bytes);
-    if (GChunked() && sb_ > pblocks_) return;
-    chunk_g_ = -1, sb_ = 1, g_groups_ = 0, grid_items_ = items;
-    bound_inner_ = std::move(bounds);
-    block_guard_.clear();
-    prefetch_.clear();
-    chunk_levels_ = levels, chunk_split_ = split, chunk_bytes_ = bytes;
-  }
+  if (pblocks_ * pb_ < kFewSharedRows && grid_allowed)
+    if (std::optional<GridChunks> grid = ChooseGridChunks(block_bytes); grid && grid->sb > pblocks_)
+      return TakeGridChunks(*grid);
   // Blocks per work item: their accumulators in a quarter of L1, while the
   // grid keeps 4 work items per core.
   int64_t sb = std::clamp<int64_t>(hw_.l1_bytes / 4 / block_bytes, 1, pblocks_);
@@ -340,8 +336,7 @@ std::vector<Stmt> VecEmitter::NextChunkPrefetches() {
   return out;
 }
 
-void VecPlan::PlanGridChunks(int64_t block_bytes) {
-  auto reset = [&] { chunk_levels_ = 0, chunk_split_ = 0, chunk_bytes_ = 0; };
+std::optional<VecPlan::GridChunks> VecPlan::ChooseGridChunks(int64_t block_bytes) const {
   // Levels whose positions are fixed for a whole chunk: the chunk loops
   // (not a split level: its position moves inside the chunk).
   auto chunk_level = [&](int i) {
@@ -365,17 +360,24 @@ void VecPlan::PlanGridChunks(int64_t block_bytes) {
       break;
     }
   }
-  if (g < 0) return reset();
+  if (g < 0) return std::nullopt;
   // SB values of g per work item: their accumulators in a quarter of L1, in
   // groups as even as they can be, while the grid keeps 4 work items per
   // core.
   int64_t range = flat_.indices[g].range;
   int64_t most = std::clamp<int64_t>(hw_.l1_bytes / 3 / block_bytes, 1, range);
   int64_t sb = (range + (range + most - 1) / most - 1) / ((range + most - 1) / most);
-  int64_t others = CheckedMul(CheckedMul(vblocks_, pblocks_, "the launch size"), grid_items_ / range, "the launch size");
+  int64_t others = CheckedMul(CheckedMul(vblocks_, pblocks_, "the launch size"), grid_items_ / range,
+                              "the launch size");
   int64_t want = 4 * std::max<int64_t>(hw_.compute_units, 1);
   while (sb > 1 && (range + sb - 1) / sb * others < want) sb = (sb + 1) / 2;
-  if (sb < 2) return reset();
+  if (sb < 2) return std::nullopt;
+  return GridChunks{g, sb};
+}
+
+void VecPlan::TakeGridChunks(GridChunks grid) {
+  const int g = grid.g;
+  const int64_t range = flat_.indices[g].range, sb = grid.sb;
   chunk_g_ = g;
   sb_ = static_cast<int>(sb);
   g_groups_ = (range + sb - 1) / sb;
